@@ -1,0 +1,107 @@
+/**
+ * The MUST rules of MS-FSCCFG that tie parameters together. Each check runs
+ * on the collection as written and again under every <Node> override, so a
+ * node cannot break a rule the collection keeps.
+ */
+
+import type { Diagnostic } from './diagnostics.ts';
+import { effectiveTree, resolveSettings, SCOPE_SECTIONS, subcollectionNames } from './effective.ts';
+import { locationOf, type CollectionConfig, type SectionNode } from './model.ts';
+
+export function checkRules(c: CollectionConfig, out: Diagnostic[]): void {
+  const nodes: (string | undefined)[] = [undefined, ...c.nodes.keys()];
+  const seen = new Set<string>();
+  for (const node of nodes) {
+    const before = out.length;
+    checkOne(c, node, out);
+    // A rule broken by the collection itself is reported once, not once per node.
+    for (let i = out.length - 1; i >= before; i--) {
+      const key = `${out[i]!.code}|${out[i]!.message.replace(/ under <Node name="[^"]*">/, '')}`;
+      if (seen.has(key)) out.splice(i, 1);
+      else seen.add(key);
+    }
+  }
+}
+
+function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic[]): void {
+  const tree = effectiveTree(c, node);
+  const at = (path: string): Pick<Diagnostic, 'location'> => {
+    const loc = (node !== undefined ? locationOf(c, `@node:${node}.${path}`) : undefined) ?? locationOf(c, path) ?? locationOf(c, '');
+    return loc ? { location: loc } : {};
+  };
+  const under = node !== undefined ? ` under <Node name="${node}">` : '';
+  const err = (code: Diagnostic['code'], param: string, message: string, severity: Diagnostic['severity'] = 'error'): void => {
+    out.push({ severity, code, collection: c.name, param, message: message + under, ...at(param) });
+  };
+  const s = resolveSettings(c, node !== undefined ? { node } : {});
+
+  // 2.2.3: javascript_keep_html MUST NOT be used unless use_javascript is yes.
+  if (s.javascriptKeepHtml && !s.useJavascript) {
+    err('TRAWL_ERR_CONFIG_RULE', 'javascript_keep_html', 'javascript_keep_html is yes but use_javascript is not; MS-FSCCFG 2.2.3 requires use_javascript for it');
+  }
+
+  // 2.2.4.15–16: priority levels begin at 1 and stay within `levels`.
+  const wq = s.workqueuePriority;
+  for (const [param, value] of [['workqueue_priority.default', wq.default], ['workqueue_priority.start_uri_pri', wq.startUriPri]] as const) {
+    if (value > wq.levels) err('TRAWL_ERR_CONFIG_RULE', param, `priority level ${value} does not exist: workqueue_priority.levels is ${wq.levels} (levels are 1 to ${wq.levels})`);
+  }
+  for (const level of Object.keys(wq.priorityLevels)) {
+    if (Number(level) > wq.levels) {
+      err('TRAWL_ERR_CONFIG_RULE', `workqueue_priority.${level}`, `priority level section ${level} is beyond workqueue_priority.levels (${wq.levels}); levels are numbered from 1 to levels`);
+    }
+  }
+  if (Object.keys(wq.priorityLevels).length > 0 && wq.popScheme === 'rr') {
+    err('TRAWL_ERR_CONFIG_RULE', 'workqueue_priority.pop_scheme', 'priority level sections are used only when pop_scheme is wrr, pri or default (MS-FSCCFG 2.2.4.16); with rr their share is ignored', 'warning');
+  }
+
+  // 2.2.4.9: a feeding section holds at least one destination, each with a collection.
+  const feeding = tree.sections.get('feeding');
+  if (feeding && feeding.sections.size === 0) err('TRAWL_ERR_CONFIG_RULE', 'feeding', 'the feeding section must hold at least one destination section (MS-FSCCFG 2.2.4.9)');
+  for (const [name, dest] of Object.entries(s.feeding)) {
+    if (dest.collection === undefined || dest.collection === '') {
+      err('TRAWL_ERR_CONFIG_RULE', `feeding.${name}`, `feeding destination ${JSON.stringify(name)} has no collection; MS-FSCCFG 2.2.4.9 requires it`);
+    }
+  }
+
+  // 2.2.4.31: at least one login; autofill needs html_form.
+  const logins = tree.sections.get('logins');
+  if (logins && logins.sections.size === 0) err('TRAWL_ERR_CONFIG_RULE', 'logins', 'the logins section must hold at least one login section (MS-FSCCFG 2.2.4.31)');
+  for (const [name, login] of Object.entries(s.logins)) {
+    if (login.autofill === true && login.htmlForm === undefined) {
+      err('TRAWL_ERR_CONFIG_RULE', `logins.${name}.autofill`, `login ${JSON.stringify(name)} has autofill yes but no html_form; MS-FSCCFG 2.2.4.31 requires html_form then`);
+    }
+  }
+
+  // 2.2.4.24: the adaptive section is used only with refresh_mode adaptive.
+  if (tree.sections.has('adaptive') && s.refreshMode !== 'adaptive') {
+    err('TRAWL_ERR_CONFIG_RULE', 'adaptive', `the adaptive section has no effect: refresh_mode is ${s.refreshMode}, not adaptive (MS-FSCCFG 2.2.4.24)`, 'warning');
+  }
+
+  if (s.sendLinksTo === c.name) err('TRAWL_ERR_CONFIG_RULE', 'send_links_to', 'send_links_to names this collection itself');
+
+  // 2.2.4.33: sub-collections.
+  const subdomains = tree.sections.get('subdomains');
+  if (subdomains && subdomains.sections.size === 0) err('TRAWL_ERR_CONFIG_RULE', 'subdomains', 'the subdomains section must hold at least one sub-collection section (MS-FSCCFG 2.2.4.33)');
+  for (const name of subcollectionNames(c, node)) {
+    const sub = subdomains!.sections.get(name)!;
+    if (!hasScopeRule(sub)) {
+      err('TRAWL_ERR_CONFIG_RULE', `subdomains.${name}`, `sub-collection ${JSON.stringify(name)} has no include or exclude rules; MS-FSCCFG 2.2.4.33 requires include_domains, exclude_domains, include_uris or exclude_uris to limit its scope`);
+    }
+    const refresh = sub.attribs.get('refresh');
+    if (typeof refresh === 'number' && refresh >= s.refreshMin) {
+      err('TRAWL_ERR_CONFIG_RULE', `subdomains.${name}.refresh`, `sub-collection ${JSON.stringify(name)} has refresh ${refresh} min, not lower than the collection's ${s.refreshMin} min; MS-FSCCFG 2.2.4.33 requires it to be lower`);
+    }
+    const subSettings = resolveSettings(c, node !== undefined ? { node, subcollection: name } : { subcollection: name });
+    if (subSettings.javascriptKeepHtml && !subSettings.useJavascript) {
+      // Only reachable when the sub-collection turns use_javascript off under a collection that keeps HTML.
+      err('TRAWL_ERR_CONFIG_RULE', `subdomains.${name}.use_javascript`, `sub-collection ${JSON.stringify(name)} turns use_javascript off while javascript_keep_html is yes`);
+    }
+  }
+}
+
+function hasScopeRule(sub: SectionNode): boolean {
+  return SCOPE_SECTIONS.some((name) => {
+    const s = sub.sections.get(name);
+    return s !== undefined && [...s.attribs.values()].some((v) => !Array.isArray(v) || v.length > 0);
+  });
+}
