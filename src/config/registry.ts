@@ -2,8 +2,9 @@
  * The parameter registry: every attrib and section of MS-FSCCFG 2.2.3–2.2.7,
  * plus trawl's extension sections, in one place.
  *
- *   COLLECTION ─┬─ 70 attribs of 2.2.3          (delay, refresh, start_uris, …)
- *               ├─ 29 sections of 2.2.4         (storage, http_errors, feeding, …)
+ *   COLLECTION ─┬─ the 66 attribs of 2.2.3      (delay, refresh, start_uris, …)
+ *               │   + login_failed_ignore (3.2)
+ *               ├─ the sections of 2.2.4        (storage, http_errors, feeding, …)
  *               ├─ subdomains ── SUBCOLLECTION  (the 2.2.4.33 subset)
  *               ├─ logins ────── LOGIN          (2.2.4.31, also <Login> elements)
  *               └─ trawl_* extension sections   (EXTENSION_PREFIX)

@@ -6,7 +6,8 @@
 
 import type { Diagnostic } from './diagnostics.ts';
 import { effectiveTree, resolveSettings, SCOPE_SECTIONS, subcollectionNames } from './effective.ts';
-import { locationOf, type CollectionConfig, type SectionNode } from './model.ts';
+import { locationOf, sameValue, type CollectionConfig, type SectionNode } from './model.ts';
+import { COLLECTION, findAttrib, findSection } from './registry.ts';
 
 export function checkRules(c: CollectionConfig, out: Diagnostic[]): void {
   const nodes: (string | undefined)[] = [undefined, ...c.nodes.keys()];
@@ -73,7 +74,11 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
   }
 
   // 2.2.4.24: the adaptive section is used only with refresh_mode adaptive.
-  if (tree.sections.has('adaptive') && s.refreshMode !== 'adaptive') {
+  // (Only when it sets something other than the defaults: a complete write-back lists them all.)
+  const adaptive = tree.sections.get('adaptive');
+  const adaptiveDef = findSection(COLLECTION, 'adaptive')!;
+  const adaptiveSet = [...(adaptive?.attribs ?? [])].some(([k, v]) => !sameValue(v, findAttrib(adaptiveDef, k)?.default));
+  if (adaptiveSet && s.refreshMode !== 'adaptive') {
     err('TRAWL_ERR_CONFIG_RULE', 'adaptive', `the adaptive section has no effect: refresh_mode is ${s.refreshMode}, not adaptive (MS-FSCCFG 2.2.4.24)`, 'warning');
   }
 

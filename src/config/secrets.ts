@@ -17,7 +17,9 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
-import type { AttribDef, ParamValue } from './schema.ts';
+import type { CollectionConfig, SectionNode } from './model.ts';
+import { COLLECTION, findAttrib, findSection } from './registry.ts';
+import type { AttribDef, ParamValue, SectionDef } from './schema.ts';
 
 export const ENC_PREFIX = '!ENC!';
 export const DEFAULT_KEY_FILE_NAME = 'CrawlerEncryptionKey.dat';
@@ -108,4 +110,25 @@ export function redactValue(def: AttribDef, value: ParamValue): ParamValue {
     return maskPassword(text);
   };
   return Array.isArray(value) ? value.map(one) : typeof value === 'string' ? one(value) : value;
+}
+
+/**
+ * A copy of a collection with every clear-text secret masked, walking the
+ * registry to know which values are secrets.
+ */
+export function redactTree(def: SectionDef, node: SectionNode): SectionNode {
+  const out: SectionNode = { attribs: new Map(), sections: new Map() };
+  for (const [k, v] of node.attribs) {
+    const adef = findAttrib(def, k) ?? def.dynamicAttrib;
+    out.attribs.set(k, adef ? redactValue(adef, v) : v);
+  }
+  for (const [k, v] of node.sections) {
+    const sdef = findSection(def, k) ?? def.dynamicSection;
+    out.sections.set(k, sdef ? redactTree(sdef, v) : v);
+  }
+  return out;
+}
+
+export function redactCollection(c: CollectionConfig): CollectionConfig {
+  return { name: c.name, root: redactTree(COLLECTION, c.root), nodes: new Map([...c.nodes].map(([k, v]) => [k, redactTree(COLLECTION, v)])) };
 }

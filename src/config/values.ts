@@ -218,11 +218,14 @@ export function parseIpv4Mask(text: string): Parsed<Ipv4Mask> {
     const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
     return ok({ family: 4, address, mask });
   }
-  const colon = /^([\d.]+):(0[xX][0-9a-fA-F]{1,8}|[\d.]+)$/.exec(text);
+  // Spec decision: 2.2.4.1's own example writes the mask 0xffffffff00, which
+  // has 40 bits; trawl keeps its low 32 bits (0xffffff00 = 255.255.255.0),
+  // which is what the example means.
+  const colon = /^([\d.]+):(0[xX][0-9a-fA-F]{1,10}|[\d.]+)$/.exec(text);
   if (colon) {
     const address = ipv4ToInt(colon[1]!);
     const maskText = colon[2]!;
-    const mask = /^0x/i.test(maskText) ? Number.parseInt(maskText.slice(2), 16) : ipv4ToInt(maskText);
+    const mask = /^0x/i.test(maskText) ? Number(BigInt(maskText) & 0xffffffffn) : ipv4ToInt(maskText);
     if (address === undefined || mask === undefined) return fail(expected);
     return ok({ family: 4, address, mask: mask >>> 0 });
   }
@@ -286,6 +289,10 @@ function ipv6Groups(text: string): string[] | undefined {
     if (known > 7) return undefined;
     return [...head, ...Array<string>(8 - known).fill('0'), ...rest, ...tail];
   }
+  // Spec decision: both ip6mask examples of 2.2.4.1 (2002:CF2E:C500-C564:0:0:0:0
+  // and 2002:CF2E:C500:0:0:0:0/60) have seven groups; trawl reads a missing
+  // eighth group as 0, as if the address ended in "::".
+  if (known === 7 && tail.length === 0) return [...head, '0'];
   return known === 8 ? [...head, ...tail] : undefined;
 }
 

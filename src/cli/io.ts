@@ -1,0 +1,16 @@
+/** The CLI's streams, injectable so commands can be driven in-process. */
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  readStdin(): Promise<string>;
+}
+
+export const processIo: Io = {
+  out: (line) => void process.stdout.write(`${line}\n`),
+  err: (line) => void process.stderr.write(`${line}\n`),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  },
+};

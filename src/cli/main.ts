@@ -1,0 +1,53 @@
+/**
+ * The `trawl` command line. Each command group lives in its own file and
+ * registers itself here; this file only wires them up and turns errors
+ * into messages and exit codes (from the error registry).
+ */
+
+import { Command, CommanderError } from 'commander';
+import { ERROR_CODES, isTrawlError } from '../core/errors.ts';
+import { VERSION } from '../core/version.ts';
+import { registerConfigCommands } from './config-commands.ts';
+import { processIo, type Io } from './io.ts';
+
+export function buildProgram(io: Io, setExit: (code: number) => void): Command {
+  const program = new Command('trawl')
+    .description('trawl: a persistent, polite web crawler service (MS-FSCCFG collections, MS-FSCADM control)')
+    .version(VERSION, '-V, --version', 'print the version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+    });
+  registerConfigCommands(program, io, setExit);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+/** Runs the CLI; resolves to the exit status. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  let exit = 0;
+  const program = buildProgram(io, (code) => {
+    exit = code;
+  });
+  try {
+    await program.parseAsync(argv);
+    return exit;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end through here with exit code 0.
+      return err.exitCode === 0 ? 0 : ERROR_CODES.TRAWL_ERR_USAGE.exitCode;
+    }
+    if (isTrawlError(err)) {
+      io.err(`trawl: ${err.describe()}`);
+      return err.exitCode;
+    }
+    io.err(`trawl: TRAWL_ERR_INTERNAL: ${(err as Error).stack ?? String(err)}`);
+    return ERROR_CODES.TRAWL_ERR_INTERNAL.exitCode;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await main(process.argv);
+}
