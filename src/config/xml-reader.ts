@@ -417,7 +417,16 @@ function repairBareAmpersands(text: string, file: string | undefined, out: Diagn
  * Reads a whole MS-FSCCFG document. Never throws for bad input: every
  * problem is a diagnostic, and the document holds what could be read.
  */
-export function readConfigXml(input: Uint8Array | string, file?: string): ReadResult {
+export interface ReadOptions {
+  /**
+   * A partial configuration, to be merged into an existing collection
+   * (MS-FSCADM CollectionAdd): every value is checked, but the rules across
+   * parameters are left to the caller, who checks the merged result.
+   */
+  readonly partial?: boolean;
+}
+
+export function readConfigXml(input: Uint8Array | string, file?: string, opts: ReadOptions = {}): ReadResult {
   const diagnostics: Diagnostic[] = [];
   const collections: CollectionConfig[] = [];
   let root: XmlElement;
@@ -461,7 +470,7 @@ export function readConfigXml(input: Uint8Array | string, file?: string): ReadRe
     const c = readDomain(el, ctx);
     if (!c) continue;
     setLocations(c, ctx.locations);
-    checkRules(c, diagnostics);
+    if (!opts.partial) checkRules(c, diagnostics);
     collections.push(c);
   }
   return { document: { collections }, diagnostics };
