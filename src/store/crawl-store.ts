@@ -1,0 +1,180 @@
+/**
+ * The crawl store contract: collections, the frontier (per-site queues and
+ * the seen set), the crawl store proper (one record per URI), per-site
+ * state (robots.txt cache, statistics) — everything that must survive a
+ * `kill -9` (MS-FSCADM 3.3.1).
+ *
+ *            enqueue ──► frontier row (state QUEUED, epoch = this cycle)
+ *                            │ lease(site, n)
+ *                            ▼
+ *                        state LEASED ──── crash ──► recoverLeases() ──► QUEUED
+ *                            │ complete(...)           (re-fetched, never lost)
+ *                            ▼
+ *   records ◄── upsert ── state DONE ──► discovered links enqueued, same transaction
+ *
+ * Every method is atomic. `complete` in particular marks the URI done,
+ * writes its record, enqueues what it discovered and saves the site's
+ * statistics in one transaction: after a crash either all of it happened or
+ * none of it did (and the URI is fetched again).
+ *
+ * Dialects (SQLite now, PostgreSQL later) implement this interface and pass
+ * the same suite, `test/store/crawl-store-suite.ts`.
+ */
+
+import type { DocSkipCode } from '../core/skip-codes.ts';
+
+/** A URI waiting in (or entering) the frontier. */
+export interface QueuedUri {
+  readonly url: string;
+  /** scheme://host:port */
+  readonly site: string;
+  /** Links followed from a start URI (redirects do not count). */
+  readonly depth: number;
+  /** Page hops for crawlmode DEPTH:n; reset on a domain change when reset_level is on. */
+  readonly hops: number;
+  /** Redirects followed to reach this URI. */
+  readonly redirects: number;
+  readonly parent: string | undefined;
+  /** Priority level, 1 = highest (workqueue_priority). */
+  readonly priority: number;
+  /** The sub-collection the URI belongs to, if any. */
+  readonly sub: string | undefined;
+}
+
+export interface LeasedUri extends QueuedUri {
+  readonly id: number;
+  /** Retries already made in this cycle (http_errors RETRY:X). */
+  readonly retries: number;
+}
+
+export type RecordStatus = 'stored' | 'unchanged' | 'duplicate' | 'redirect' | 'skipped' | 'error' | 'deleted';
+
+/** One row of the crawl store: what trawl knows about a URI. */
+export interface UriRecord {
+  readonly url: string;
+  readonly site: string;
+  readonly status: RecordStatus;
+  /** The last HTTP status; undefined for network errors. */
+  readonly httpStatus: number | undefined;
+  /** Hex digest of the content (see csum_cut_off); kept across unchanged refetches. */
+  readonly checksum: string | undefined;
+  readonly lastCrawledMs: number;
+  readonly etag: string | undefined;
+  readonly lastModified: string | undefined;
+  /** Consecutive failures (http_errors DELETE:X counts these). */
+  readonly errorCount: number;
+  readonly skipCode: DocSkipCode | undefined;
+  readonly mime: string | undefined;
+  readonly size: number | undefined;
+  readonly contentRef: string | undefined;
+  /** For a duplicate: the URI whose content it repeats. */
+  readonly duplicateOf: string | undefined;
+  /** For a redirect: where it pointed. */
+  readonly redirectTo: string | undefined;
+  readonly depth: number;
+  readonly parent: string | undefined;
+  /** The refresh cycle that last wrote the record. */
+  readonly epoch: number;
+}
+
+export interface CollectionRow {
+  readonly name: string;
+  readonly configXml: string;
+  /** MS-FSCADM 2.2.3.4: crawling, suspended, compacting, zombie. */
+  readonly state: string;
+  /** The current refresh cycle; 0 before the first one. */
+  readonly epoch: number;
+  readonly cycleStartedMs: number | undefined;
+  readonly cycleEndedMs: number | undefined;
+  readonly createdMs: number;
+  /** Free-form JSON the engine keeps per collection (refresh-only mode, paused destinations, …). */
+  readonly extra: Record<string, unknown>;
+}
+
+export interface RobotsRow {
+  readonly fetchedMs: number;
+  /** HTTP status, or 0 for timeout, -1 for a network error. */
+  readonly status: number;
+  readonly body: Uint8Array;
+}
+
+export interface SiteWork {
+  readonly site: string;
+  readonly queued: number;
+}
+
+export interface FrontierCounts {
+  readonly queued: number;
+  readonly leased: number;
+  readonly done: number;
+}
+
+/** The outcome of one fetch, written by `complete`. */
+export interface Completion {
+  readonly leaseId: number;
+  readonly record: UriRecord;
+  /** Links found; those not yet seen in `epoch` are queued. */
+  readonly discovered: readonly QueuedUri[];
+  /** The site's statistics after this fetch (opaque JSON). */
+  readonly siteStats?: string;
+}
+
+export interface CrawlStore {
+  // ---------------------------------------------------------- collections
+  /** Adds or replaces a collection's configuration; keeps its state and epoch when it exists. */
+  putCollection(name: string, configXml: string, nowMs: number): Promise<void>;
+  /** undefined when there is no such collection. */
+  getCollection(name: string): Promise<CollectionRow | undefined>;
+  listCollections(): Promise<CollectionRow[]>;
+  updateCollection(name: string, patch: Partial<Pick<CollectionRow, 'state' | 'epoch' | 'cycleStartedMs' | 'cycleEndedMs' | 'extra'>>): Promise<void>;
+  /** Removes the collection and every row that belongs to it. Idempotent. */
+  deleteCollection(name: string): Promise<void>;
+
+  // ------------------------------------------------------------- frontier
+  /**
+   * Queues the URIs not yet seen in `epoch` (the seen set: one entry per
+   * collection and URL and cycle). `front` puts them before everything
+   * queued so far (urgent URIs, refresh_mode prepend). Returns the URIs
+   * actually added, in order; an already-seen URI is not returned.
+   */
+  enqueue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<QueuedUri[]>;
+  /** True when the URL was queued (or crawled) in `epoch`. */
+  seen(collection: string, epoch: number, url: string): Promise<boolean>;
+  /** Sites that have queued URIs, with their counts. */
+  sitesWithWork(collection: string): Promise<SiteWork[]>;
+  /** Leases up to `n` queued URIs of one site: highest priority first, then first in, first out. */
+  lease(collection: string, site: string, n: number): Promise<LeasedUri[]>;
+  /** Puts leased URIs back in the queue (a graceful stop), in their old order. */
+  release(collection: string, ids: readonly number[]): Promise<void>;
+  /** Puts a leased URI back at the end of its queue with one more retry counted. */
+  retry(collection: string, id: number): Promise<void>;
+  /** After a crash: every leased URI of the collection back to queued. Returns how many. */
+  recoverLeases(collection: string): Promise<number>;
+  /** Drops every queued URI (refresh_mode scratch at a cycle start). Returns how many. */
+  dropQueued(collection: string, site?: string): Promise<number>;
+  counts(collection: string): Promise<FrontierCounts>;
+
+  // --------------------------------------------------------- crawl store
+  /** The URI's record; undefined when it was never crawled. */
+  getRecord(collection: string, url: string): Promise<UriRecord | undefined>;
+  /** Another URI already stored with this checksum (diffcheck), if any. */
+  findByChecksum(collection: string, checksum: string, exceptUrl: string): Promise<string | undefined>;
+  /** Writes the fetch outcome atomically (see the file comment). Returns the discovered URIs that were queued. */
+  complete(collection: string, epoch: number, c: Completion): Promise<QueuedUri[]>;
+  /** Every record of the collection, in URL order (tests, exports). */
+  listRecords(collection: string): Promise<UriRecord[]>;
+  /** Number of records, optionally of one site and/or one status. */
+  countRecords(collection: string, filter?: { site?: string; status?: RecordStatus }): Promise<number>;
+
+  // ---------------------------------------------------------------- sites
+  getRobots(collection: string, site: string): Promise<RobotsRow | undefined>;
+  putRobots(collection: string, site: string, row: RobotsRow): Promise<void>;
+  /** The site's last saved statistics (opaque JSON), or undefined. */
+  getSiteStats(collection: string, site: string): Promise<string | undefined>;
+  putSiteStats(collection: string, site: string, json: string): Promise<void>;
+  /** Every site's statistics of the collection. */
+  listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>>;
+
+  /** Makes everything durable and releases the store. */
+  close(): Promise<void>;
+}

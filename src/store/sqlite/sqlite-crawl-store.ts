@@ -1,0 +1,377 @@
+/**
+ * The embedded crawl store: SQLite through Node's built-in `node:sqlite`,
+ * in WAL mode, one database file in the data directory.
+ *
+ *   collections (name PK)            configuration XML, state, epoch
+ *   frontier (id PK; collection+url unique)
+ *        state 0 queued │ 1 leased │ 2 done; epoch = last cycle it was queued in
+ *        index (collection, site, state, priority, seq)  ◄── lease() walks this
+ *   records (collection, url PK)     the crawl store
+ *        index (collection, checksum)                    ◄── duplicate detection
+ *   sites (collection, site PK)      robots.txt cache, statistics JSON
+ *
+ * Durability: WAL with synchronous=NORMAL. A committed transaction survives
+ * the process being killed (kill -9); only a power loss can take the last
+ * transactions, and then the URIs involved are simply fetched again.
+ *
+ * node:sqlite is synchronous; the async methods only wrap it so that the
+ * PostgreSQL dialect can implement the same interface.
+ */
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { TrawlError } from '../../core/errors.ts';
+import type { DocSkipCode } from '../../core/skip-codes.ts';
+import type {
+  CollectionRow, Completion, CrawlStore, FrontierCounts, LeasedUri, QueuedUri, RecordStatus, RobotsRow, SiteWork, UriRecord,
+} from '../crawl-store.ts';
+
+const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS collections (
+  name TEXT PRIMARY KEY,
+  config_xml TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'crawling',
+  epoch INTEGER NOT NULL DEFAULT 0,
+  cycle_started_ms INTEGER,
+  cycle_ended_ms INTEGER,
+  created_ms INTEGER NOT NULL,
+  extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS frontier (
+  id INTEGER PRIMARY KEY,
+  collection TEXT NOT NULL,
+  url TEXT NOT NULL,
+  site TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  depth INTEGER NOT NULL,
+  hops INTEGER NOT NULL,
+  redirects INTEGER NOT NULL,
+  retries INTEGER NOT NULL DEFAULT 0,
+  parent TEXT,
+  sub TEXT,
+  UNIQUE (collection, url)
+);
+CREATE INDEX IF NOT EXISTS frontier_site ON frontier (collection, site, state, priority, seq);
+CREATE INDEX IF NOT EXISTS frontier_state ON frontier (collection, state);
+CREATE TABLE IF NOT EXISTS records (
+  collection TEXT NOT NULL,
+  url TEXT NOT NULL,
+  site TEXT NOT NULL,
+  status TEXT NOT NULL,
+  http_status INTEGER,
+  checksum TEXT,
+  last_crawled_ms INTEGER NOT NULL,
+  etag TEXT,
+  last_modified TEXT,
+  error_count INTEGER NOT NULL,
+  skip_code TEXT,
+  mime TEXT,
+  size INTEGER,
+  content_ref TEXT,
+  duplicate_of TEXT,
+  redirect_to TEXT,
+  depth INTEGER NOT NULL,
+  parent TEXT,
+  epoch INTEGER NOT NULL,
+  PRIMARY KEY (collection, url)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_checksum ON records (collection, checksum);
+CREATE INDEX IF NOT EXISTS records_site ON records (collection, site, status);
+CREATE TABLE IF NOT EXISTS sites (
+  collection TEXT NOT NULL,
+  site TEXT NOT NULL,
+  robots_fetched_ms INTEGER,
+  robots_status INTEGER,
+  robots_body BLOB,
+  stats TEXT,
+  PRIMARY KEY (collection, site)
+) WITHOUT ROWID;
+`;
+
+type Row = Record<string, unknown>;
+
+const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
+const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+
+function toLeased(r: Row): LeasedUri {
+  return {
+    id: Number(r.id), url: String(r.url), site: String(r.site), depth: Number(r.depth), hops: Number(r.hops), redirects: Number(r.redirects),
+    parent: str(r.parent), priority: Number(r.priority), sub: str(r.sub), retries: Number(r.retries),
+  };
+}
+
+function toRecord(r: Row): UriRecord {
+  return {
+    url: String(r.url), site: String(r.site), status: String(r.status) as RecordStatus, httpStatus: num(r.http_status), checksum: str(r.checksum),
+    lastCrawledMs: Number(r.last_crawled_ms), etag: str(r.etag), lastModified: str(r.last_modified), errorCount: Number(r.error_count),
+    skipCode: str(r.skip_code) as DocSkipCode | undefined, mime: str(r.mime), size: num(r.size), contentRef: str(r.content_ref),
+    duplicateOf: str(r.duplicate_of), redirectTo: str(r.redirect_to), depth: Number(r.depth), parent: str(r.parent), epoch: Number(r.epoch),
+  };
+}
+
+function toCollection(r: Row): CollectionRow {
+  return {
+    name: String(r.name), configXml: String(r.config_xml), state: String(r.state), epoch: Number(r.epoch), cycleStartedMs: num(r.cycle_started_ms),
+    cycleEndedMs: num(r.cycle_ended_ms), createdMs: Number(r.created_ms), extra: JSON.parse(String(r.extra)) as Record<string, unknown>,
+  };
+}
+
+export class SqliteCrawlStore implements CrawlStore {
+  readonly path: string;
+  private readonly db: DatabaseSync;
+  private readonly q: Record<string, StatementSync>;
+  /** FIFO positions: appended URIs take nextSeq upwards, front-inserted ones frontSeq downwards. */
+  private nextSeq: number;
+  private frontSeq: number;
+
+  constructor(path: string) {
+    this.path = path;
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    try {
+      this.db = new DatabaseSync(path);
+      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA temp_store = MEMORY;');
+      this.db.exec(SCHEMA);
+    } catch (err) {
+      throw new TrawlError('TRAWL_ERR_IO', `cannot open the crawl store ${path}: ${(err as Error).message}`, { cause: err });
+    }
+    const version = this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as Row | undefined;
+    if (!version) this.db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
+    else if (Number(version.value) !== SCHEMA_VERSION) {
+      throw new TrawlError('TRAWL_ERR_IO', `the crawl store ${path} has schema version ${String(version.value)}; this trawl reads version ${SCHEMA_VERSION}`);
+    }
+    const p = (sql: string): StatementSync => this.db.prepare(sql);
+    this.q = {
+      putCollection: p(`INSERT INTO collections (name, config_xml, created_ms) VALUES (?, ?, ?)
+                        ON CONFLICT (name) DO UPDATE SET config_xml = excluded.config_xml`),
+      getCollection: p('SELECT * FROM collections WHERE name = ?'),
+      listCollections: p('SELECT * FROM collections ORDER BY name'),
+      enqueue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub)
+                  VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                  ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch,
+                    depth = excluded.depth, hops = excluded.hops, redirects = excluded.redirects, retries = 0, parent = excluded.parent, sub = excluded.sub
+                  WHERE frontier.epoch < excluded.epoch`),
+      seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
+      sitesWithWork: p('SELECT site, count(*) AS n FROM frontier WHERE collection = ? AND state = 0 GROUP BY site ORDER BY min(seq)'),
+      leaseSelect: p('SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 ORDER BY priority, seq LIMIT ?'),
+      leaseMark: p('UPDATE frontier SET state = 1 WHERE id = ?'),
+      release: p('UPDATE frontier SET state = 0 WHERE id = ? AND collection = ? AND state = 1'),
+      retry: p('UPDATE frontier SET state = 0, retries = retries + 1, seq = ? WHERE id = ? AND collection = ?'),
+      recover: p('UPDATE frontier SET state = 0 WHERE collection = ? AND state = 1'),
+      dropQueued: p('UPDATE frontier SET state = 2 WHERE collection = ? AND state = 0'),
+      dropQueuedSite: p('UPDATE frontier SET state = 2 WHERE collection = ? AND site = ? AND state = 0'),
+      counts: p('SELECT state, count(*) AS n FROM frontier WHERE collection = ? GROUP BY state'),
+      done: p('UPDATE frontier SET state = 2 WHERE id = ? AND collection = ?'),
+      getRecord: p('SELECT * FROM records WHERE collection = ? AND url = ?'),
+      byChecksum: p("SELECT url FROM records WHERE collection = ? AND checksum = ? AND url <> ? AND status IN ('stored', 'unchanged') LIMIT 1"),
+      upsertRecord: p(`INSERT INTO records (collection, url, site, status, http_status, checksum, last_crawled_ms, etag, last_modified, error_count,
+                         skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       ON CONFLICT (collection, url) DO UPDATE SET site = excluded.site, status = excluded.status, http_status = excluded.http_status,
+                         checksum = excluded.checksum, last_crawled_ms = excluded.last_crawled_ms, etag = excluded.etag, last_modified = excluded.last_modified,
+                         error_count = excluded.error_count, skip_code = excluded.skip_code, mime = excluded.mime, size = excluded.size,
+                         content_ref = excluded.content_ref, duplicate_of = excluded.duplicate_of, redirect_to = excluded.redirect_to,
+                         depth = excluded.depth, parent = excluded.parent, epoch = excluded.epoch`),
+      listRecords: p('SELECT * FROM records WHERE collection = ? ORDER BY url'),
+      getRobots: p('SELECT robots_fetched_ms, robots_status, robots_body FROM sites WHERE collection = ? AND site = ? AND robots_fetched_ms IS NOT NULL'),
+      putRobots: p(`INSERT INTO sites (collection, site, robots_fetched_ms, robots_status, robots_body) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (collection, site) DO UPDATE SET robots_fetched_ms = excluded.robots_fetched_ms,
+                      robots_status = excluded.robots_status, robots_body = excluded.robots_body`),
+      getStats: p('SELECT stats FROM sites WHERE collection = ? AND site = ?'),
+      putStats: p(`INSERT INTO sites (collection, site, stats) VALUES (?, ?, ?)
+                   ON CONFLICT (collection, site) DO UPDATE SET stats = excluded.stats`),
+      listStats: p('SELECT site, stats FROM sites WHERE collection = ? AND stats IS NOT NULL ORDER BY site'),
+    };
+    const seq = this.db.prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier').get() as Row;
+    this.nextSeq = Number(seq.hi) + 1;
+    this.frontSeq = Math.min(0, Number(seq.lo)) - 1;
+  }
+
+  private tx<T>(fn: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = fn();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  async putCollection(name: string, configXml: string, nowMs: number): Promise<void> {
+    this.q.putCollection!.run(name, configXml, nowMs);
+  }
+
+  async getCollection(name: string): Promise<CollectionRow | undefined> {
+    const r = this.q.getCollection!.get(name) as Row | undefined;
+    return r ? toCollection(r) : undefined;
+  }
+
+  async listCollections(): Promise<CollectionRow[]> {
+    return (this.q.listCollections!.all() as Row[]).map(toCollection);
+  }
+
+  async updateCollection(name: string, patch: Partial<Pick<CollectionRow, 'state' | 'epoch' | 'cycleStartedMs' | 'cycleEndedMs' | 'extra'>>): Promise<void> {
+    const cols: string[] = [];
+    const vals: (string | number | null)[] = [];
+    const set = (col: string, v: string | number | null | undefined): void => {
+      cols.push(`${col} = ?`);
+      vals.push(v === undefined ? null : v);
+    };
+    if ('state' in patch) set('state', patch.state);
+    if ('epoch' in patch) set('epoch', patch.epoch);
+    if ('cycleStartedMs' in patch) set('cycle_started_ms', patch.cycleStartedMs);
+    if ('cycleEndedMs' in patch) set('cycle_ended_ms', patch.cycleEndedMs);
+    if ('extra' in patch) set('extra', JSON.stringify(patch.extra ?? {}));
+    if (cols.length === 0) return;
+    this.db.prepare(`UPDATE collections SET ${cols.join(', ')} WHERE name = ?`).run(...vals, name);
+  }
+
+  async deleteCollection(name: string): Promise<void> {
+    this.tx(() => {
+      for (const t of ['frontier', 'records', 'sites']) this.db.prepare(`DELETE FROM ${t} WHERE collection = ?`).run(name);
+      this.db.prepare('DELETE FROM collections WHERE name = ?').run(name);
+    });
+  }
+
+  private enqueueOne(collection: string, epoch: number, u: QueuedUri, front: boolean): boolean {
+    const seq = front ? this.frontSeq-- : this.nextSeq++;
+    const r = this.q.enqueue!.run(collection, u.url, u.site, u.priority, seq, epoch, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null);
+    return Number(r.changes) > 0;
+  }
+
+  async enqueue(collection: string, epoch: number, uris: readonly QueuedUri[], front = false): Promise<QueuedUri[]> {
+    if (uris.length === 0) return [];
+    // Front insertion keeps the batch's own order: the first URI ends up first.
+    const ordered = front ? [...uris].reverse() : uris;
+    const added = this.tx(() => ordered.filter((u) => this.enqueueOne(collection, epoch, u, front)));
+    return front ? added.reverse() : added;
+  }
+
+  async seen(collection: string, epoch: number, url: string): Promise<boolean> {
+    return this.q.seen!.get(collection, url, epoch) !== undefined;
+  }
+
+  async sitesWithWork(collection: string): Promise<SiteWork[]> {
+    return (this.q.sitesWithWork!.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n) }));
+  }
+
+  async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
+    return this.tx(() => {
+      const rows = (this.q.leaseSelect!.all(collection, site, n) as Row[]).map(toLeased);
+      for (const r of rows) this.q.leaseMark!.run(r.id);
+      return rows;
+    });
+  }
+
+  async release(collection: string, ids: readonly number[]): Promise<void> {
+    this.tx(() => {
+      for (const id of ids) this.q.release!.run(id, collection);
+    });
+  }
+
+  async retry(collection: string, id: number): Promise<void> {
+    this.q.retry!.run(this.nextSeq++, id, collection);
+  }
+
+  async recoverLeases(collection: string): Promise<number> {
+    return Number(this.q.recover!.run(collection).changes);
+  }
+
+  async dropQueued(collection: string, site?: string): Promise<number> {
+    const r = site === undefined ? this.q.dropQueued!.run(collection) : this.q.dropQueuedSite!.run(collection, site);
+    return Number(r.changes);
+  }
+
+  async counts(collection: string): Promise<FrontierCounts> {
+    const c = { queued: 0, leased: 0, done: 0 };
+    for (const r of this.q.counts!.all(collection) as Row[]) {
+      const n = Number(r.n);
+      if (r.state === 0) c.queued = n;
+      else if (r.state === 1) c.leased = n;
+      else c.done = n;
+    }
+    return c;
+  }
+
+  async getRecord(collection: string, url: string): Promise<UriRecord | undefined> {
+    const r = this.q.getRecord!.get(collection, url) as Row | undefined;
+    return r ? toRecord(r) : undefined;
+  }
+
+  async findByChecksum(collection: string, checksum: string, exceptUrl: string): Promise<string | undefined> {
+    return str((this.q.byChecksum!.get(collection, checksum, exceptUrl) as Row | undefined)?.url);
+  }
+
+  private writeRecord(collection: string, r: UriRecord): void {
+    this.q.upsertRecord!.run(
+      collection, r.url, r.site, r.status, r.httpStatus ?? null, r.checksum ?? null, r.lastCrawledMs, r.etag ?? null, r.lastModified ?? null,
+      r.errorCount, r.skipCode ?? null, r.mime ?? null, r.size ?? null, r.contentRef ?? null, r.duplicateOf ?? null, r.redirectTo ?? null,
+      r.depth, r.parent ?? null, r.epoch,
+    );
+  }
+
+  async complete(collection: string, epoch: number, c: Completion): Promise<QueuedUri[]> {
+    return this.tx(() => {
+      this.q.done!.run(c.leaseId, collection);
+      this.writeRecord(collection, c.record);
+      const added = c.discovered.filter((u) => this.enqueueOne(collection, epoch, u, false));
+      if (c.siteStats !== undefined) this.q.putStats!.run(collection, c.record.site, c.siteStats);
+      return added;
+    });
+  }
+
+  async listRecords(collection: string): Promise<UriRecord[]> {
+    return (this.q.listRecords!.all(collection) as Row[]).map(toRecord);
+  }
+
+  async countRecords(collection: string, filter: { site?: string; status?: RecordStatus } = {}): Promise<number> {
+    const where = ['collection = ?'];
+    const args: string[] = [collection];
+    if (filter.site !== undefined) {
+      where.push('site = ?');
+      args.push(filter.site);
+    }
+    if (filter.status !== undefined) {
+      where.push('status = ?');
+      args.push(filter.status);
+    }
+    return Number((this.db.prepare(`SELECT count(*) AS n FROM records WHERE ${where.join(' AND ')}`).get(...args) as Row).n);
+  }
+
+  async getRobots(collection: string, site: string): Promise<RobotsRow | undefined> {
+    const r = this.q.getRobots!.get(collection, site) as Row | undefined;
+    if (!r) return undefined;
+    return { fetchedMs: Number(r.robots_fetched_ms), status: Number(r.robots_status), body: new Uint8Array((r.robots_body as Uint8Array | null) ?? new Uint8Array()) };
+  }
+
+  async putRobots(collection: string, site: string, row: RobotsRow): Promise<void> {
+    this.q.putRobots!.run(collection, site, row.fetchedMs, row.status, row.body);
+  }
+
+  async getSiteStats(collection: string, site: string): Promise<string | undefined> {
+    return str((this.q.getStats!.get(collection, site) as Row | undefined)?.stats);
+  }
+
+  async putSiteStats(collection: string, site: string, json: string): Promise<void> {
+    this.q.putStats!.run(collection, site, json);
+  }
+
+  async listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>> {
+    return (this.q.listStats!.all(collection) as Row[]).map((r) => ({ site: String(r.site), json: String(r.stats) }));
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) {
+      this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      this.db.close();
+    }
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The CrawlStore contract, as one suite that takes the implementation.
+ * Every dialect runs it (SQLite now; PostgreSQL later).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CrawlStore, QueuedUri, UriRecord } from '../../src/store/crawl-store.ts';
+
+export interface SuiteTarget {
+  readonly name: string;
+  /** A fresh, empty store. */
+  open(): Promise<CrawlStore>;
+  /** Closes and reopens the same store (persistence); undefined when not supported. */
+  reopen?(store: CrawlStore): Promise<CrawlStore>;
+}
+
+export const q = (url: string, extra: Partial<QueuedUri> = {}): QueuedUri => ({
+  url, site: new URL(url).origin.replace(/^(https?:\/\/[^:/]+)$/, (s) => `${s}:${s.startsWith('https') ? 443 : 80}`),
+  depth: 0, hops: 0, redirects: 0, parent: undefined, priority: 1, sub: undefined, ...extra,
+});
+
+export const rec = (url: string, extra: Partial<UriRecord> = {}): UriRecord => ({
+  url, site: q(url).site, status: 'stored', httpStatus: 200, checksum: 'c0', lastCrawledMs: 1000, etag: undefined, lastModified: undefined,
+  errorCount: 0, skipCode: undefined, mime: 'text/html', size: 10, contentRef: undefined, duplicateOf: undefined, redirectTo: undefined,
+  depth: 0, parent: undefined, epoch: 1, ...extra,
+});
+
+export function crawlStoreSuite(target: SuiteTarget): void {
+  describe(`CrawlStore contract: ${target.name}`, () => {
+    it('keeps collections: put, get, list, update, and put again keeps state and epoch', async () => {
+      const s = await target.open();
+      assert.equal(await s.getCollection('a'), undefined);
+      await s.putCollection('a', '<x/>', 5);
+      await s.updateCollection('a', { state: 'suspended', epoch: 3, extra: { refreshOnly: true } });
+      await s.putCollection('a', '<y/>', 9);
+      const a = await s.getCollection('a');
+      assert.equal(a!.configXml, '<y/>');
+      assert.equal(a!.state, 'suspended');
+      assert.equal(a!.epoch, 3);
+      assert.equal(a!.createdMs, 5);
+      assert.deepEqual(a!.extra, { refreshOnly: true });
+      await s.putCollection('b', '<z/>', 1);
+      assert.deepEqual((await s.listCollections()).map((c) => c.name), ['a', 'b']);
+      await s.close();
+    });
+
+    it('enqueue is the seen set: a URL enters once per cycle, again in a later cycle', async () => {
+      const s = await target.open();
+      const added = await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://a.test/1')]);
+      assert.deepEqual(added.map((u) => u.url), ['http://a.test/1', 'http://a.test/2']);
+      assert.deepEqual(await s.enqueue('c', 1, [q('http://a.test/2')]), []);
+      assert.equal(await s.seen('c', 1, 'http://a.test/2'), true);
+      assert.equal(await s.seen('c', 1, 'http://a.test/3'), false);
+      assert.equal(await s.seen('other', 1, 'http://a.test/2'), false);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      await s.complete('c', 1, { leaseId: l!.id, record: rec(l!.url), discovered: [] });
+      assert.deepEqual(await s.enqueue('c', 1, [q('http://a.test/1')]), []); // done in this cycle: still seen
+      assert.equal((await s.enqueue('c', 2, [q('http://a.test/1')])).length, 1); // a new cycle
+      assert.deepEqual(await s.counts('c'), { queued: 2, leased: 0, done: 0 });
+      await s.close();
+    });
+
+    it('leases by priority, then first in first out; front insertion goes first, in batch order', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2', { priority: 2 }), q('http://a.test/3')]);
+      await s.enqueue('c', 1, [q('http://a.test/u1'), q('http://a.test/u2')], true);
+      await s.enqueue('c', 1, [q('http://b.test/x')]);
+      const l = await s.lease('c', 'http://a.test:80', 10);
+      assert.deepEqual(l.map((u) => u.url), ['http://a.test/u1', 'http://a.test/u2', 'http://a.test/1', 'http://a.test/3', 'http://a.test/2']);
+      assert.deepEqual(await s.lease('c', 'http://a.test:80', 10), []);
+      assert.deepEqual((await s.sitesWithWork('c')).map((w) => [w.site, w.queued]), [['http://b.test:80', 1]]);
+      await s.close();
+    });
+
+    it('release, retry and recoverLeases put URIs back in the queue', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://a.test/3')]);
+      const [a, b, c] = await s.lease('c', 'http://a.test:80', 3);
+      await s.release('c', [a!.id]);
+      await s.retry('c', b!.id);
+      assert.deepEqual(await s.counts('c'), { queued: 2, leased: 1, done: 0 });
+      const again = await s.lease('c', 'http://a.test:80', 3);
+      assert.deepEqual(again.map((u) => [u.url, u.retries]), [['http://a.test/1', 0], ['http://a.test/2', 1]]);
+      assert.equal(await s.recoverLeases('c'), 3);
+      assert.deepEqual(await s.counts('c'), { queued: 3, leased: 0, done: 0 });
+      void c;
+      await s.close();
+    });
+
+    it('complete writes the record, the discovered links and the site statistics together', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/')]);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      const added = await s.complete('c', 1, {
+        leaseId: l!.id, record: rec('http://a.test/', { checksum: 'abc', etag: '"e"' }),
+        discovered: [q('http://a.test/x', { depth: 1, parent: 'http://a.test/' }), q('http://a.test/'), q('http://b.test/y')], siteStats: '{"Processed":1}',
+      });
+      assert.deepEqual(added.map((u) => u.url), ['http://a.test/x', 'http://b.test/y']);
+      const r = await s.getRecord('c', 'http://a.test/');
+      assert.equal(r!.checksum, 'abc');
+      assert.equal(r!.etag, '"e"');
+      assert.equal(r!.lastModified, undefined);
+      assert.equal(await s.getSiteStats('c', 'http://a.test:80'), '{"Processed":1}');
+      assert.deepEqual(await s.counts('c'), { queued: 2, leased: 0, done: 1 });
+      assert.equal(await s.findByChecksum('c', 'abc', 'http://other/'), 'http://a.test/');
+      assert.equal(await s.findByChecksum('c', 'abc', 'http://a.test/'), undefined);
+      const [x] = await s.lease('c', 'http://a.test:80', 1);
+      assert.equal(x!.depth, 1);
+      assert.equal(x!.parent, 'http://a.test/');
+      await s.close();
+    });
+
+    it('complete is all or nothing', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/')]);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      const bad = { ...q('http://a.test/bad'), url: null as unknown as string };
+      await assert.rejects(s.complete('c', 1, { leaseId: l!.id, record: rec('http://a.test/'), discovered: [q('http://a.test/ok'), bad] }));
+      assert.equal(await s.getRecord('c', 'http://a.test/'), undefined);
+      assert.deepEqual(await s.counts('c'), { queued: 0, leased: 1, done: 0 });
+      await s.close();
+    });
+
+    it('dropQueued empties the queue (refresh_mode scratch)', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://b.test/1')]);
+      assert.equal(await s.dropQueued('c', 'http://a.test:80'), 1);
+      assert.equal(await s.dropQueued('c'), 1);
+      assert.deepEqual(await s.counts('c'), { queued: 0, leased: 0, done: 2 });
+      await s.close();
+    });
+
+    it('caches robots.txt per site and lists statistics', async () => {
+      const s = await target.open();
+      assert.equal(await s.getRobots('c', 'http://a.test:80'), undefined);
+      await s.putSiteStats('c', 'http://a.test:80', '{"a":1}');
+      await s.putRobots('c', 'http://a.test:80', { fetchedMs: 7, status: 200, body: new TextEncoder().encode('User-agent: *\nDisallow: /x') });
+      const r = await s.getRobots('c', 'http://a.test:80');
+      assert.equal(r!.status, 200);
+      assert.equal(new TextDecoder().decode(r!.body), 'User-agent: *\nDisallow: /x');
+      assert.deepEqual(await s.listSiteStats('c'), [{ site: 'http://a.test:80', json: '{"a":1}' }]);
+      await s.close();
+    });
+
+    it('deleteCollection removes everything of that collection only', async () => {
+      const s = await target.open();
+      for (const c of ['c', 'd']) {
+        await s.putCollection(c, '<x/>', 1);
+        await s.enqueue(c, 1, [q('http://a.test/')]);
+        const [l] = await s.lease(c, 'http://a.test:80', 1);
+        await s.complete(c, 1, { leaseId: l!.id, record: rec('http://a.test/'), discovered: [], siteStats: '{}' });
+      }
+      await s.deleteCollection('c');
+      await s.deleteCollection('c');
+      assert.equal(await s.getCollection('c'), undefined);
+      assert.equal(await s.countRecords('c'), 0);
+      assert.deepEqual(await s.counts('c'), { queued: 0, leased: 0, done: 0 });
+      assert.equal(await s.countRecords('d'), 1);
+      assert.equal(await s.countRecords('d', { status: 'stored', site: 'http://a.test:80' }), 1);
+      await s.close();
+    });
+
+    if (target.reopen) {
+      it('persists across a reopen, leased URIs included', async () => {
+        let s = await target.open();
+        await s.putCollection('c', '<x/>', 1);
+        await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2')]);
+        await s.lease('c', 'http://a.test:80', 1);
+        s = await target.reopen!(s);
+        assert.deepEqual(await s.counts('c'), { queued: 1, leased: 1, done: 0 });
+        assert.equal(await s.recoverLeases('c'), 1);
+        await s.enqueue('c', 1, [q('http://a.test/3')]);
+        assert.deepEqual((await s.lease('c', 'http://a.test:80', 5)).map((u) => u.url), ['http://a.test/1', 'http://a.test/2', 'http://a.test/3']);
+        await s.close();
+      });
+    }
+  });
+}

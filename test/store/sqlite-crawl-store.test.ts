@@ -1,0 +1,28 @@
+// The SQLite dialect against the CrawlStore contract, on real database files.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
+import type { CrawlStore } from '../../src/store/crawl-store.ts';
+import { crawlStoreSuite } from './crawl-store-suite.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'trawl-sqlite-'));
+let n = 0;
+const paths = new WeakMap<CrawlStore, string>();
+
+crawlStoreSuite({
+  name: 'sqlite',
+  async open() {
+    const path = join(dir, `store-${n++}.db`);
+    const s = new SqliteCrawlStore(path);
+    paths.set(s, path);
+    return s;
+  },
+  async reopen(store) {
+    const path = paths.get(store)!;
+    await store.close();
+    const s = new SqliteCrawlStore(path);
+    paths.set(s, path);
+    return s;
+  },
+});
