@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ERROR_CODES, isTrawlError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
 import { registerConfigCommands } from './config-commands.ts';
+import { registerCrawlCommand } from './crawl-command.ts';
 import { processIo, type Io } from './io.ts';
 
 export function buildProgram(io: Io, setExit: (code: number) => void): Command {
@@ -20,6 +21,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
       writeOut: (s) => io.out(s.trimEnd()),
       writeErr: (s) => io.err(s.trimEnd()),
     });
+  registerCrawlCommand(program, io, setExit);
   registerConfigCommands(program, io, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

@@ -465,8 +465,8 @@ const EGRESS = section({
     attrib({ name: 'allow_loopback', key: 'allowLoopback', type: 'boolean', default: false, meaning: 'Allow loopback addresses (127.0.0.0/8, ::1).', spec: X }),
     attrib({ name: 'allow_private_networks', key: 'allowPrivateNetworks', type: 'boolean', default: false, meaning: 'Allow private, shared and unique-local addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7).', spec: X }),
     attrib({ name: 'allow_link_local', key: 'allowLinkLocal', type: 'boolean', default: false, meaning: 'Allow link-local addresses, including cloud metadata endpoints (169.254/16, fe80::/10).', spec: X }),
-    attrib({ name: 'allow_ips', key: 'allowIps', type: 'list-string', check: checkCidr, meaning: 'Addresses or CIDR blocks allowed even when a rule above refuses them.', spec: X }),
-    attrib({ name: 'deny_ips', key: 'denyIps', type: 'list-string', check: checkCidr, meaning: 'Addresses or CIDR blocks always refused.', spec: X }),
+    attrib({ name: 'allow_ips', key: 'allowIps', type: 'list-string', default: [], check: checkCidr, meaning: 'Addresses or CIDR blocks allowed even when a rule above refuses them.', spec: X }),
+    attrib({ name: 'deny_ips', key: 'denyIps', type: 'list-string', default: [], check: checkCidr, meaning: 'Addresses or CIDR blocks always refused.', spec: X }),
     attrib({ name: 'dns_ttl', key: 'dnsTtlS', type: 'integer', default: 300, min: 0, unit: 's', meaning: 'How long a site\'s resolved address stays pinned.', spec: X }),
   ],
 });

@@ -112,7 +112,10 @@ export interface FrontierCounts {
 /** The outcome of one fetch, written by `complete`. */
 export interface Completion {
   readonly leaseId: number;
-  readonly record: UriRecord;
+  /** The site the URI belongs to (where siteStats go). */
+  readonly site: string;
+  /** The URI's new record; undefined when nothing is recorded (e.g. refused by robots.txt). */
+  readonly record?: UriRecord;
   /** Links found; those not yet seen in `epoch` are queued. */
   readonly discovered: readonly QueuedUri[];
   /** The site's statistics after this fetch (opaque JSON). */

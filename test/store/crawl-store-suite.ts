@@ -53,7 +53,7 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       assert.equal(await s.seen('c', 1, 'http://a.test/3'), false);
       assert.equal(await s.seen('other', 1, 'http://a.test/2'), false);
       const [l] = await s.lease('c', 'http://a.test:80', 1);
-      await s.complete('c', 1, { leaseId: l!.id, record: rec(l!.url), discovered: [] });
+      await s.complete('c', 1, { leaseId: l!.id, site: l!.site, record: rec(l!.url), discovered: [] });
       assert.deepEqual(await s.enqueue('c', 1, [q('http://a.test/1')]), []); // done in this cycle: still seen
       assert.equal((await s.enqueue('c', 2, [q('http://a.test/1')])).length, 1); // a new cycle
       assert.deepEqual(await s.counts('c'), { queued: 2, leased: 0, done: 0 });
@@ -92,7 +92,7 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.enqueue('c', 1, [q('http://a.test/')]);
       const [l] = await s.lease('c', 'http://a.test:80', 1);
       const added = await s.complete('c', 1, {
-        leaseId: l!.id, record: rec('http://a.test/', { checksum: 'abc', etag: '"e"' }),
+        leaseId: l!.id, site: l!.site, record: rec('http://a.test/', { checksum: 'abc', etag: '"e"' }),
         discovered: [q('http://a.test/x', { depth: 1, parent: 'http://a.test/' }), q('http://a.test/'), q('http://b.test/y')], siteStats: '{"Processed":1}',
       });
       assert.deepEqual(added.map((u) => u.url), ['http://a.test/x', 'http://b.test/y']);
@@ -115,7 +115,7 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.enqueue('c', 1, [q('http://a.test/')]);
       const [l] = await s.lease('c', 'http://a.test:80', 1);
       const bad = { ...q('http://a.test/bad'), url: null as unknown as string };
-      await assert.rejects(s.complete('c', 1, { leaseId: l!.id, record: rec('http://a.test/'), discovered: [q('http://a.test/ok'), bad] }));
+      await assert.rejects(s.complete('c', 1, { leaseId: l!.id, site: l!.site, record: rec('http://a.test/'), discovered: [q('http://a.test/ok'), bad] }));
       assert.equal(await s.getRecord('c', 'http://a.test/'), undefined);
       assert.deepEqual(await s.counts('c'), { queued: 0, leased: 1, done: 0 });
       await s.close();
@@ -148,7 +148,7 @@ export function crawlStoreSuite(target: SuiteTarget): void {
         await s.putCollection(c, '<x/>', 1);
         await s.enqueue(c, 1, [q('http://a.test/')]);
         const [l] = await s.lease(c, 'http://a.test:80', 1);
-        await s.complete(c, 1, { leaseId: l!.id, record: rec('http://a.test/'), discovered: [], siteStats: '{}' });
+        await s.complete(c, 1, { leaseId: l!.id, site: l!.site, record: rec('http://a.test/'), discovered: [], siteStats: '{}' });
       }
       await s.deleteCollection('c');
       await s.deleteCollection('c');

@@ -321,9 +321,9 @@ export class SqliteCrawlStore implements CrawlStore {
   async complete(collection: string, epoch: number, c: Completion): Promise<QueuedUri[]> {
     return this.tx(() => {
       this.q.done!.run(c.leaseId, collection);
-      this.writeRecord(collection, c.record);
+      if (c.record) this.writeRecord(collection, c.record);
       const added = c.discovered.filter((u) => this.enqueueOne(collection, epoch, u, false));
-      if (c.siteStats !== undefined) this.q.putStats!.run(collection, c.record.site, c.siteStats);
+      if (c.siteStats !== undefined) this.q.putStats!.run(collection, c.site, c.siteStats);
       return added;
     });
   }

@@ -1,0 +1,177 @@
+/**
+ * `trawl crawl`: one refresh cycle of every given collection, to
+ * completion, on the embedded store in a data directory. Running the same
+ * command again after a crash or Ctrl-C resumes where it stopped.
+ */
+
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve as resolvePath } from 'node:path';
+import type { Command } from 'commander';
+import pino from 'pino';
+import { TrawlError } from '../core/errors.ts';
+import { parseUrl } from '../core/url.ts';
+import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
+import { resolveSettings } from '../config/effective.ts';
+import { readConfigFile } from '../config/load.ts';
+import { mergeSections } from '../config/merge.ts';
+import { emptyCollection, emptySection, type CollectionConfig, type SectionNode } from '../config/model.ts';
+import { checkRules } from '../config/rules.ts';
+import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/crawler.ts';
+import { openContentStore } from '../store/open-content-store.ts';
+import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
+import type { Io } from './io.ts';
+
+/**
+ * MS-FSCCFG's defaults suit long-running collections (a 60 s delay, a
+ * 300 s timeout). For parameters a configuration does not set, a one-shot
+ * `trawl crawl` uses these instead (documented in the README).
+ */
+export const ONE_SHOT_DEFAULTS: ReadonlyArray<readonly [string, boolean | number | readonly string[]]> = [
+  ['delay', 1.0],
+  ['fetch_timeout', 30],
+  ['robots_timeout', 30],
+  ['allowed_schemes', ['http', 'https']],
+];
+
+function oneShotTree(): SectionNode {
+  const t = emptySection();
+  for (const [k, v] of ONE_SHOT_DEFAULTS) t.attribs.set(k, v);
+  return t;
+}
+
+/** A collection that crawls the given URLs, scoped to their own sites (hosts and ports). */
+export function collectionForUrls(urls: readonly string[]): CollectionConfig {
+  const c = emptyCollection(`crawl-${new URL(urls[0]!).hostname.replace(/[^A-Za-z0-9.-]/g, '_')}`);
+  c.root.attribs.set('start_uris', [...urls]);
+  const hosts = [...new Set(urls.map((u) => new URL(u).hostname.toLowerCase()))];
+  const include = emptySection();
+  include.attribs.set('exact', hosts);
+  c.root.sections.set('include_domains', include);
+  return c;
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+function progressLine(name: string, p: Progress): string {
+  const rate = p.elapsedMs > 0 ? (p.requests / (p.elapsedMs / 1000)).toFixed(1) : '0.0';
+  return `${name}: ${p.requests} pages, ${rate}/s, ${p.queued} queued, ${p.inFlight} in flight, ${p.errors} errors, ${p.activeSites} active sites, ${formatDuration(p.elapsedMs)}`;
+}
+
+function summaryText(s: CycleSummary): string {
+  const lines = [
+    `collection ${s.collection}: cycle ${s.epoch}${s.resumed ? ' (resumed)' : ''} ${s.complete ? 'complete' : `stopped (${s.stoppedBy}); run the same command again to resume`}`,
+    `  requests ${s.requests} (+${s.robotsRequests} robots.txt), stored ${s.stored}, unchanged ${s.unchanged}, duplicates ${s.duplicates}, errors ${s.errors}, deleted ${s.deleted}, retries ${s.retries}`,
+    `  ${(s.bytesIn / 1024).toFixed(1)} KiB in ${formatDuration(s.durationMs)}, ${s.queued} left queued`,
+  ];
+  const hist = (label: string, h: Readonly<Record<string, number>>): void => {
+    const e = Object.entries(h).sort((a, b) => b[1] - a[1]);
+    if (e.length) lines.push(`  ${label}: ${e.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  };
+  hist('HTTP status', s.httpStatus);
+  hist('URIs skipped', s.uriSkips);
+  hist('documents skipped', s.docSkips);
+  return lines.join('\n');
+}
+
+export function registerCrawlCommand(program: Command, io: Io, setExit: (code: number) => void): void {
+  program
+    .command('crawl')
+    .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
+    .argument('<inputs...>', 'configuration files, or http(s) URLs to crawl within their own sites')
+    .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
+    .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
+    .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')
+    .option('--max-pages <n>', 'stop after this many fetches (the cycle stays open; run again to go on)')
+    .option('--max-concurrency <n>', 'requests in flight at once over all sites', '64')
+    .option('--node <name>', 'apply the <Node> overrides of this node scheduler')
+    .option('--json', 'print the summary as JSON')
+    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean }) => {
+      const maxPages = opts.maxPages === undefined ? undefined : Number(opts.maxPages);
+      if (maxPages !== undefined && (!Number.isInteger(maxPages) || maxPages < 1)) throw new TrawlError('TRAWL_ERR_USAGE', `--max-pages must be a whole number of at least 1, not ${JSON.stringify(opts.maxPages)}`);
+      const maxConcurrency = Number(opts.maxConcurrency);
+      if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new TrawlError('TRAWL_ERR_USAGE', `--max-concurrency must be a whole number of at least 1, not ${JSON.stringify(opts.maxConcurrency)}`);
+
+      // Inputs: URLs make one collection; files may hold several.
+      const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
+      const bad = urls.filter((u) => !parseUrl(u));
+      if (bad.length) throw new TrawlError('TRAWL_ERR_USAGE', `not a valid URL: ${bad.join(', ')}`);
+      const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
+      let firstError: Diagnostic | undefined;
+      for (const file of inputs.filter((i) => !/^https?:\/\//i.test(i))) {
+        const r = readConfigFile(file);
+        for (const d of r.diagnostics) io.err(formatDiagnostic(d));
+        firstError ??= r.diagnostics.find((d) => d.severity === 'error');
+        for (const c of r.document.collections) collections.push({ config: c, baseDir: dirname(resolvePath(file)) });
+      }
+      if (firstError) throw new TrawlError(firstError.code, 'the configuration has errors (listed above); nothing was crawled');
+      if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href)), baseDir: process.cwd() });
+      if (collections.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'nothing to crawl: give a configuration file or a URL');
+
+      mkdirSync(opts.data, { recursive: true });
+      const store = new SqliteCrawlStore(join(opts.data, 'trawl.db'));
+      mkdirSync(join(opts.data, 'logs'), { recursive: true });
+      const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: join(opts.data, 'logs', 'crawl.log'), sync: false, mkdir: true }));
+      const summaries: CycleSummary[] = [];
+      let current: CollectionCrawl | undefined;
+      let interrupts = 0;
+      const onSignal = (): void => {
+        interrupts++;
+        if (interrupts === 1) {
+          io.err('\ntrawl: stopping: in-flight URIs go back to the queue (press Ctrl-C again to force)');
+          current?.stop();
+        } else {
+          io.err('trawl: forced stop');
+          process.exit(130);
+        }
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        for (const { config: raw, baseDir } of collections) {
+          if (interrupts > 0) break;
+          const config: CollectionConfig = { name: raw.name, root: mergeSections(oneShotTree(), raw.root), nodes: raw.nodes };
+          const problems: Parameters<typeof checkRules>[1] = [];
+          checkRules(config, problems);
+          if (hasErrors(problems)) {
+            for (const d of problems) io.err(formatDiagnostic(d));
+            throw new TrawlError('TRAWL_ERR_CONFIG_RULE', `collection ${raw.name}: the one-shot defaults conflict with its configuration`);
+          }
+          const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
+          const content = openContentStore(join(opts.data, 'content', config.name), { ...s.storage, defragThresholdPct: s.storage.defragThresholdPct });
+          const crawl = new CollectionCrawl(config, {
+            store, content, maxConcurrency, baseDir,
+            ...(maxPages !== undefined ? { maxPages } : {}),
+            ...(opts.node !== undefined ? { node: opts.node } : {}),
+            egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
+            onEvent: (e) => log.info({ collection: config.name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+          });
+          current = crawl;
+          const tty = process.stderr.isTTY === true && !opts.json;
+          const timer = setInterval(() => {
+            const line = progressLine(config.name, crawl.progress());
+            if (tty) process.stderr.write(`\r\x1b[K${line}`);
+            else io.err(line);
+          }, tty ? 500 : 10_000);
+          timer.unref();
+          try {
+            summaries.push(await crawl.runCycle());
+          } finally {
+            clearInterval(timer);
+            if (tty) process.stderr.write('\r\x1b[K');
+            await content.close();
+          }
+        }
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await store.close();
+        log.flush();
+      }
+      if (opts.json) io.out(JSON.stringify({ data: resolvePath(opts.data), collections: summaries }, null, 2));
+      else for (const s of summaries) io.out(summaryText(s));
+      setExit(0);
+    });
+}

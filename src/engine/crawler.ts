@@ -1,0 +1,728 @@
+/**
+ * One refresh cycle of one collection, to completion. Reads like a table
+ * of contents; each step is a method below or a module of its own:
+ *
+ *   begin cycle   resume an unfinished cycle (leased URIs back to queued),
+ *                 or start the next one (refresh_mode; start URIs; known URIs)
+ *   loop          scheduler picks a ready site ─► robots.txt (once per site)
+ *                 ─► lease a URI ─► robots check ─► fetch ─► process ─► commit
+ *   end cycle     mark the cycle finished, save statistics
+ *
+ * Crash safety: every fetch is committed in one store transaction (record,
+ * discovered links, site statistics). A kill loses only what was in flight;
+ * those URIs are still leased in the store and go back to the queue when
+ * the cycle resumes.
+ */
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { domainOf, normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
+import type { DocSkipCode, UriSkipCode } from '../core/skip-codes.ts';
+import type { CollectionConfig } from '../config/model.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import { writeCollectionXml } from '../config/writer.ts';
+import { EgressChecker, SiteResolver, type EgressPolicy, type LookupFn } from '../fetch/egress.ts';
+import { HttpFetcher, type FetchOutcome, type ResponseOutcome } from '../fetch/http-fetcher.ts';
+import { detectMime, mimeMatches } from '../fetch/mime.ts';
+import { extractHtml, parseRobotsDirectives, type LinkFlags } from '../extract/html.ts';
+import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
+import type { ContentStore } from '../store/content-store.ts';
+import type { CrawlStore, LeasedUri, QueuedUri, UriRecord } from '../store/crawl-store.ts';
+import { SiteStats } from '../stats/site-stats.ts';
+import { RobotsManager } from './robots-manager.ts';
+import { buildRuntime, type Runtime } from './runtime.ts';
+
+export interface CrawlEvent {
+  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error';
+  readonly url?: string;
+  readonly status?: number;
+  readonly code?: string;
+  readonly message: string;
+}
+
+export interface CrawlerOptions {
+  readonly store: CrawlStore;
+  readonly content: ContentStore;
+  /** Overrides of the collection's trawl_egress settings (CLI flags). */
+  readonly egress?: Partial<EgressPolicy>;
+  /** Requests in flight at once over all sites. */
+  readonly maxConcurrency?: number;
+  /** Stop starting new fetches after this many in this run (the cycle stays unfinished). */
+  readonly maxPages?: number;
+  readonly node?: string;
+  /** Base directory for relative start_uri_files. */
+  readonly baseDir?: string;
+  readonly lookup?: LookupFn;
+  readonly now?: () => number;
+  readonly onEvent?: (e: CrawlEvent) => void;
+}
+
+export interface CycleSummary {
+  readonly collection: string;
+  readonly epoch: number;
+  readonly resumed: boolean;
+  /** The cycle ran to completion (nothing left queued). */
+  readonly complete: boolean;
+  readonly stoppedBy: 'done' | 'max-pages' | 'signal';
+  readonly requests: number;
+  readonly stored: number;
+  readonly unchanged: number;
+  readonly duplicates: number;
+  readonly errors: number;
+  readonly deleted: number;
+  readonly retries: number;
+  readonly robotsRequests: number;
+  readonly bytesIn: number;
+  readonly uriSkips: Readonly<Record<string, number>>;
+  readonly docSkips: Readonly<Record<string, number>>;
+  readonly httpStatus: Readonly<Record<string, number>>;
+  readonly queued: number;
+  readonly durationMs: number;
+}
+
+export interface Progress {
+  readonly requests: number;
+  readonly stored: number;
+  readonly errors: number;
+  readonly queued: number;
+  readonly inFlight: number;
+  readonly activeSites: number;
+  readonly elapsedMs: number;
+}
+
+interface Counters {
+  requests: number;
+  stored: number;
+  unchanged: number;
+  duplicates: number;
+  errors: number;
+  deleted: number;
+  retries: number;
+  robotsRequests: number;
+  bytesIn: number;
+  uriSkips: Record<string, number>;
+  docSkips: Record<string, number>;
+  httpStatus: Record<string, number>;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+function bump(h: Record<string, number>, k: string, n = 1): void {
+  h[k] = (h[k] ?? 0) + n;
+}
+
+/** Retry-After: seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now: number): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
+}
+
+export class CollectionCrawl {
+  readonly config: CollectionConfig;
+  private readonly opts: CrawlerOptions;
+  private readonly store: CrawlStore;
+  private readonly now: () => number;
+  private rt!: Runtime;
+  private epoch = 0;
+  private resolver!: SiteResolver;
+  private fetcher!: HttpFetcher;
+  private robots!: RobotsManager;
+  private sched!: SiteScheduler;
+  private readonly stats = new Map<string, SiteStats>();
+  private readonly c: Counters = { requests: 0, stored: 0, unchanged: 0, duplicates: 0, errors: 0, deleted: 0, retries: 0, robotsRequests: 0, bytesIn: 0, uriSkips: {}, docSkips: {}, httpStatus: {} };
+  private inFlight = 0;
+  private started = 0;
+  private wakeUp: (() => void) | undefined;
+  private readonly abort = new AbortController();
+  private linkFlags!: LinkFlags;
+
+  constructor(config: CollectionConfig, opts: CrawlerOptions) {
+    this.config = config;
+    this.opts = opts;
+    this.store = opts.store;
+    this.now = opts.now ?? Date.now;
+  }
+
+  private emit(e: CrawlEvent): void {
+    this.opts.onEvent?.(e);
+  }
+
+  /** Stops starting fetches, aborts the ones in flight; `runCycle` then returns them to the queue. */
+  stop(): void {
+    this.abort.abort();
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wakeUp;
+    this.wakeUp = undefined;
+    w?.();
+  }
+
+  progress(): Progress {
+    let queued = 0;
+    for (const s of this.sched?.all() ?? []) queued += s.queued + s.buffer.length;
+    return { requests: this.c.requests, stored: this.c.stored, errors: this.c.errors, queued, inFlight: this.inFlight, activeSites: this.sched?.activeCount() ?? 0, elapsedMs: this.now() - this.started };
+  }
+
+  // ------------------------------------------------------------ the cycle
+
+  async runCycle(): Promise<CycleSummary> {
+    this.started = this.now();
+    this.setup();
+    const resumed = await this.beginCycle();
+    let stoppedBy: CycleSummary['stoppedBy'] = 'done';
+    try {
+      stoppedBy = await this.loop();
+    } finally {
+      await this.returnLeases();
+      await this.fetcher.close();
+    }
+    const counts = await this.store.counts(this.rt.name);
+    const complete = stoppedBy === 'done' && counts.queued === 0 && counts.leased === 0;
+    if (complete) await this.store.updateCollection(this.rt.name, { cycleEndedMs: this.now() });
+    await this.saveStats(complete);
+    return { collection: this.rt.name, epoch: this.epoch, resumed, complete, stoppedBy, ...this.c, queued: counts.queued, durationMs: this.now() - this.started };
+  }
+
+  private setup(): void {
+    this.rt = buildRuntime(this.config, this.opts.node !== undefined ? { node: this.opts.node } : {});
+    const s = this.rt.settings;
+    const egress: EgressPolicy = { ...s.egress, ...this.opts.egress };
+    this.resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, this.opts.lookup, this.now);
+    this.fetcher = new HttpFetcher(this.resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+    this.robots = new RobotsManager(this.store, this.rt.name, this.fetcher, {
+      obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
+      productToken: this.rt.productToken, headers: this.rt.headers, maxBytes: 512 * 1024,
+    }, this.now);
+    const rt = this.rt;
+    this.sched = new SiteScheduler({
+      maxPending: s.maxPending,
+      maxSites: s.maxSites,
+      maxInterDocs: s.maxInterDocs,
+      maxBackoffDelayMs: s.maxBackoffDelayS * 1000,
+      delayMs: (site: SiteState) => {
+        const d = rt.delayNow(undefined, new Date(this.now()));
+        const base = d === 'suspend' ? 0 : d;
+        const crawlDelay = s.obeyRobotsDelay ? (this.robots.known(site.site)?.rules.crawlDelayS ?? 0) * 1000 : 0;
+        return Math.max(base, crawlDelay);
+      },
+    });
+    const f = s.linkExtraction;
+    this.linkFlags = { a: f.a, action: f.action, area: f.area, card: f.card, comment: f.comment, embed: f.embed, frame: f.frame, go: f.go, img: f.img, layer: f.layer, link: f.link, meta: f.meta, metaRefresh: f.metaRefresh, object: f.object, script: f.script, scriptJava: f.scriptJava, style: f.style };
+  }
+
+  /** Resumes the unfinished cycle, or starts the next one. Seeding is idempotent, so it runs in both cases. */
+  private async beginCycle(): Promise<boolean> {
+    const name = this.rt.name;
+    const xml = ['<?xml version="1.0" encoding="utf-8"?>', '<CrawlerConfig>', ...writeCollectionXml(this.config), '</CrawlerConfig>', ''].join('\n');
+    await this.store.putCollection(name, xml, this.now());
+    const row = (await this.store.getCollection(name))!;
+    const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
+    let resumed = false;
+    if (unfinished) {
+      this.epoch = row.epoch;
+      const recovered = await this.store.recoverLeases(name);
+      resumed = true;
+      this.emit({ type: 'cycle', message: `resuming cycle ${this.epoch} of ${name}; ${recovered} URIs that were in flight go back to the queue` });
+    } else {
+      this.epoch = row.epoch + 1;
+      await this.store.updateCollection(name, { epoch: this.epoch, cycleStartedMs: this.now() });
+      // MS-FSCCFG 2.2.3 refresh_mode: scratch truncates what the last cycle left queued.
+      if (this.rt.settings.refreshMode === 'scratch' || this.rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name);
+      this.emit({ type: 'cycle', message: `starting cycle ${this.epoch} of ${name}` });
+    }
+    await this.loadSiteStats();
+    await this.seed();
+    for (const w of await this.store.sitesWithWork(name)) this.sched.addWork(w.site, w.queued);
+    return resumed;
+  }
+
+  private async loadSiteStats(): Promise<void> {
+    for (const { site, json } of await this.store.listSiteStats(this.rt.name)) this.stats.set(site, SiteStats.parse(json));
+  }
+
+  private statsFor(site: string): SiteStats {
+    let st = this.stats.get(site);
+    if (!st) {
+      st = new SiteStats();
+      this.stats.set(site, st);
+    }
+    if (st.data.discrete.Epoch !== this.epoch) {
+      const t = Math.floor(this.now() / 1000);
+      st.data.discrete.Epoch = this.epoch;
+      st.data.discrete.CrawlStarted = t;
+      st.data.discrete.LastRefresh = t;
+    }
+    return st;
+  }
+
+  /** Start URIs (start_uris, start_uri_files, per sub-collection too), then the URIs the crawl store knows. */
+  private async seed(): Promise<void> {
+    const seeds: Array<{ url: string; sub: string | undefined }> = [];
+    const fromSettings = (s: CollectionSettings, sub: string | undefined): void => {
+      for (const u of s.startUris ?? []) seeds.push({ url: u, sub });
+      for (const f of s.startUriFiles ?? []) {
+        const path = resolvePath(this.opts.baseDir ?? '.', f);
+        let text: string;
+        try {
+          text = readFileSync(path, 'utf8');
+        } catch (err) {
+          this.emit({ type: 'error', message: `cannot read start_uri_files ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+          continue;
+        }
+        for (const line of text.split(/\r?\n/)) {
+          const t = line.trim();
+          if (t && !t.startsWith('#')) seeds.push({ url: t, sub });
+        }
+      }
+    };
+    fromSettings(this.rt.settings, undefined);
+    for (const sub of this.rt.subs) if (sub.settings.startUris !== this.rt.settings.startUris) fromSettings(sub.settings, sub.name);
+    const batch: QueuedUri[] = [];
+    for (const s of seeds) {
+      const url = normalizeUrl(s.url);
+      if (!url) {
+        this.emit({ type: 'error', url: s.url, message: `start URI ${JSON.stringify(s.url)} is not a valid absolute URL` });
+        continue;
+      }
+      const u = new URL(url);
+      const d = this.rt.scope.decide({ url: u, parent: undefined, hops: 0, viaRedirect: false, seed: true });
+      if (!d.allowed) {
+        this.skipUri(siteOf(u), d.code!, url, `start URI refused: ${d.reason}`);
+        continue;
+      }
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: s.sub ?? this.rt.subOf(u) });
+    }
+    // A refresh re-queues every URI the crawl store knows, so unchanged
+    // pages (304s, which carry no links) are still refetched.
+    for (const r of await this.store.listRecords(this.rt.name)) {
+      if (r.status === 'deleted') continue;
+      const u = new URL(r.url);
+      batch.push({ url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u) });
+    }
+    const prepend = this.rt.settings.refreshMode === 'prepend';
+    await this.store.enqueue(this.rt.name, this.epoch, batch, prepend);
+  }
+
+  // ------------------------------------------------------------ the loop
+
+  private async loop(): Promise<CycleSummary['stoppedBy']> {
+    const maxConcurrency = this.opts.maxConcurrency ?? 64;
+    const tasks = new Set<Promise<void>>();
+    for (;;) {
+      if (this.abort.signal.aborted) return 'signal';
+      if (this.opts.maxPages !== undefined && this.c.requests >= this.opts.maxPages) {
+        await Promise.allSettled(tasks);
+        return 'max-pages';
+      }
+      const now = this.now();
+      let nextMs: number | undefined;
+      const slot = this.rt.delayNow(undefined, new Date(now));
+      if (slot === 'suspend') {
+        // MS-FSCCFG 2.2.4.23: crawling is suspended during this slot.
+        nextMs = now + 30_000;
+      } else {
+        const ready = this.sched.ready(now);
+        nextMs = ready.nextMs;
+        for (const site of ready.sites) {
+          if (tasks.size >= maxConcurrency) break;
+          if (this.opts.maxPages !== undefined && this.c.requests + this.inFlight >= this.opts.maxPages) break;
+          const t = this.task(site).catch((err: unknown) => this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` }));
+          tasks.add(t);
+          void t.finally(() => {
+            tasks.delete(t);
+            this.notify();
+          });
+        }
+      }
+      if (tasks.size === 0 && this.sched.idle()) return 'done';
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        if (nextMs !== undefined) {
+          const t = setTimeout(resolve, Math.max(1, nextMs - this.now()));
+          t.unref?.();
+        }
+      });
+      this.wakeUp = undefined;
+    }
+  }
+
+  /** One unit of work on a site: its robots.txt, or its next URI. */
+  private async task(site: SiteState): Promise<void> {
+    site.busy = true;
+    try {
+      const host = new URL(site.site).hostname;
+      const resolved = await this.resolver.resolve(host);
+      if (resolved.ok && this.rt.settings.enforceDelayPerIp) this.sched.bindGate(site, resolved.address);
+      if (this.rt.settings.robots && !this.robots.known(site.site) && !(await this.robots.cached(site.site))) {
+        if (!resolved.ok) {
+          // Nothing can be fetched from this site; its URIs fail one by one below without a request.
+        } else {
+          if (this.sched.readyAt(site) > this.now()) return; // the gate moved (shared IP): try again when ready
+          this.sched.started(site, this.now());
+          this.inFlight++;
+          const stats = { bytesIn: 0, bytesOut: 0, requests: 0 };
+          try {
+            const r = await this.robots.fetch(site.site, stats, this.abort.signal);
+            this.c.robotsRequests += stats.requests;
+            this.c.bytesIn += stats.bytesIn;
+            const st = this.statsFor(site.site);
+            st.add('ReadNet', stats.bytesIn);
+            st.add('WriteNet', stats.bytesOut);
+            if (r.parsed.sitemaps.length > 0) st.add('HasSitemap');
+            this.emit({ type: 'robots', url: `${site.site}/robots.txt`, message: r.reason });
+          } finally {
+            this.inFlight--;
+            this.sched.finished(site, false);
+          }
+          return;
+        }
+      }
+      if (site.buffer.length === 0) {
+        const leased = await this.store.lease(this.rt.name, site.site, Math.max(1, this.rt.settings.maxPending));
+        site.queued = Math.max(0, site.queued - leased.length);
+        if (leased.length === 0) site.queued = 0;
+        site.buffer.push(...leased);
+      }
+      const uri = site.buffer.shift() as LeasedUri | undefined;
+      if (!uri) return;
+      await this.fetchOne(site, uri);
+    } finally {
+      site.busy = false;
+    }
+  }
+
+  private skipUri(site: string, code: UriSkipCode, url: string, reason: string): void {
+    bump(this.c.uriSkips, code);
+    this.statsFor(site).count('URISkip', code);
+    this.emit({ type: 'skip', url, code, message: reason });
+  }
+
+  private async fetchOne(site: SiteState, uri: LeasedUri): Promise<void> {
+    const url = new URL(uri.url);
+    const settings = this.rt.settingsFor(uri.sub);
+    const st = this.statsFor(site.site);
+    // robots.txt is consulted when the URI is about to be fetched (its rules may be newer than the link).
+    const robots = this.robots.known(site.site);
+    if (robots && !robots.rules.isAllowed(pathAndQuery(url))) {
+      this.skipUri(site.site, 'ro', uri.url, 'disallowed by robots.txt');
+      await this.commit(site, uri, undefined, [], st);
+      return;
+    }
+    // max_doc: documents downloaded from one site at most.
+    if (site.fetched >= settings.maxDoc) {
+      site.closed = true;
+      await this.store.release(this.rt.name, [uri.id, ...(site.buffer as LeasedUri[]).map((b) => b.id)]);
+      site.buffer.length = 0;
+      const dropped = await this.store.dropQueued(this.rt.name, site.site);
+      this.emit({ type: 'skip', url: uri.url, message: `max_doc ${settings.maxDoc} reached for ${site.site}; ${dropped + 1} queued URIs are not fetched in this cycle` });
+      return;
+    }
+    const previous = await this.store.getRecord(this.rt.name, uri.url);
+    const postBody = this.postPayloadFor(uri.url);
+    if (this.sched.readyAt(site) > this.now()) {
+      // The shared gate moved while this task was preparing: put the URI back in front.
+      site.buffer.unshift(uri);
+      return;
+    }
+    this.sched.started(site, this.now());
+    this.inFlight++;
+    site.busy = false;
+    let outcome: FetchOutcome;
+    try {
+      outcome = await this.fetcher.fetch({
+        url,
+        headers: this.rt.headers,
+        acceptCompression: settings.acceptCompression && settings.useHttp11,
+        http10: !settings.useHttp11,
+        ...(settings.ifModifiedSince && previous?.etag ? { ifNoneMatch: previous.etag } : {}),
+        ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
+        ...(postBody !== undefined ? { postBody } : {}),
+        limits: {
+          fetchTimeoutMs: settings.fetchTimeoutS * 1000,
+          connectTimeoutMs: settings.trawlLimits.connectTimeoutS * 1000,
+          cutOffBytes: settings.cutOffBytes,
+          truncate: settings.truncate,
+          maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
+        },
+        signal: this.abort.signal,
+      });
+    } finally {
+      this.inFlight--;
+    }
+    if (this.abort.signal.aborted) {
+      // Stopping: the URI stays leased and goes back to the queue.
+      this.sched.finished(site, false);
+      site.buffer.unshift(uri);
+      return;
+    }
+    this.c.requests++;
+    st.add('Processed');
+    st.data.discrete.LastUri = uri.url;
+    try {
+      await this.process(site, uri, previous, outcome, settings, st);
+    } finally {
+      this.sched.finished(site, true);
+    }
+  }
+
+  private postPayloadFor(url: string): string | undefined {
+    for (const [k, v] of Object.entries(this.rt.settings.postPayload)) {
+      if (k.startsWith('prefix:') ? url.startsWith(k.slice(7)) : url === k) return v;
+    }
+    return undefined;
+  }
+
+  // ------------------------------------------------------------ processing
+
+  private baseRecord(uri: LeasedUri, previous: UriRecord | undefined): UriRecord {
+    return {
+      url: uri.url, site: uri.site, status: 'error', httpStatus: undefined, checksum: previous?.checksum, lastCrawledMs: this.now(),
+      etag: previous?.etag, lastModified: previous?.lastModified, errorCount: 0, skipCode: undefined, mime: previous?.mime, size: previous?.size,
+      contentRef: previous?.contentRef, duplicateOf: undefined, redirectTo: undefined, depth: uri.depth, parent: uri.parent, epoch: this.epoch,
+    };
+  }
+
+  private docSkip(st: SiteStats, code: DocSkipCode, url: string, reason: string): void {
+    bump(this.c.docSkips, code);
+    st.count('DocSkip', code);
+    this.emit({ type: 'skip', url, code, message: reason });
+  }
+
+  private async process(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, o: FetchOutcome, settings: CollectionSettings, st: SiteStats): Promise<void> {
+    st.add('ReadNet', o.bytesIn);
+    st.add('WriteNet', o.bytesOut);
+    this.c.bytesIn += o.bytesIn;
+    if (o.kind === 'failure') {
+      if (o.blocked) {
+        this.docSkip(st, o.code, uri.url, `refused by the egress policy: ${o.reason}`);
+        await this.commit(site, uri, { ...this.baseRecord(uri, previous), status: 'skipped', skipCode: o.code }, [], st);
+        return;
+      }
+      if (o.connectFailure) {
+        site.failures++;
+        if (site.failures > settings.maxBackoffCounter) {
+          site.closed = true;
+          this.emit({ type: 'error', url: uri.url, message: `${site.site}: ${site.failures} connection failures in a row (max_backoff_counter ${settings.maxBackoffCounter}); the site is left for this cycle` });
+        }
+      }
+      this.docSkip(st, o.code, uri.url, o.reason);
+      await this.applyErrorPolicy(site, uri, previous, o.errorKey, undefined, o.code, st);
+      if (site.closed) await this.store.dropQueued(this.rt.name, site.site);
+      return;
+    }
+    site.failures = 0;
+    st.add('Downloaded');
+    st.count('HTTPResponse', String(o.status));
+    bump(this.c.httpStatus, String(o.status));
+    st.download(o.durationMs / 1000, o.body.length);
+    if (o.headers['last-modified']) st.add('HasLastMod');
+    if (o.headers.etag) st.add('HasETag');
+    this.emit({ type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms` });
+
+    if (REDIRECT_STATUSES.has(o.status)) return this.redirect(site, uri, previous, o, st, o.headers.location);
+    if (o.status === 304) {
+      this.c.unchanged++;
+      st.add('Unchanged');
+      await this.commit(site, uri, { ...this.baseRecord(uri, previous), status: 'unchanged', httpStatus: 304 }, [], st);
+      return;
+    }
+    if (o.status >= 200 && o.status < 300) return this.success(site, uri, previous, o, settings, st);
+    // 4xx / 5xx: Retry-After pauses the site (429, 503).
+    if (o.status === 429 || o.status === 503) {
+      const wait = retryAfterMs(o.headers['retry-after'], this.now());
+      if (wait !== undefined) this.sched.pause(site, this.now() + wait, this.now());
+    }
+    await this.applyErrorPolicy(site, uri, previous, o.status, o.status, undefined, st);
+  }
+
+  /** MS-FSCCFG 2.2.4.11: KEEP, DELETE[:X] after X consecutive failures, RETRY[:X] within the cycle. */
+  private async applyErrorPolicy(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, key: number | 'net' | 'ttl' | 'int', httpStatus: number | undefined, skip: DocSkipCode | undefined, st: SiteStats): Promise<void> {
+    const policy = this.rt.httpPolicy(key);
+    if (uri.retries < policy.retries) {
+      this.c.retries++;
+      st.add('Retries');
+      await this.store.retry(this.rt.name, uri.id);
+      site.queued++;
+      await this.store.putSiteStats(this.rt.name, site.site, JSON.stringify(st));
+      return;
+    }
+    this.c.errors++;
+    const errorCount = (previous?.errorCount ?? 0) + 1;
+    const base = { ...this.baseRecord(uri, previous), httpStatus, errorCount, skipCode: skip };
+    const deleteNow = policy.action === 'delete' && errorCount >= Math.max(1, policy.afterFailures);
+    if (deleteNow && previous?.contentRef) {
+      this.c.deleted++;
+      st.add('Deleted');
+      await this.commit(site, uri, { ...base, status: 'deleted', contentRef: undefined, checksum: undefined }, [], st);
+      await this.opts.content.delete(previous.contentRef);
+      return;
+    }
+    await this.commit(site, uri, { ...base, status: deleteNow ? 'deleted' : 'error', ...(deleteNow ? { contentRef: undefined, checksum: undefined } : {}) }, [], st);
+  }
+
+  private async redirect(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, o: ResponseOutcome, st: SiteStats, location: string | undefined): Promise<void> {
+    const target = location ? normalizeUrl(location, uri.url) : undefined;
+    const record: UriRecord = { ...this.baseRecord(uri, previous), status: 'redirect', httpStatus: o.status, redirectTo: target, errorCount: 0 };
+    if (!target) {
+      this.docSkip(st, 'nr', uri.url, `redirect ${o.status} without a usable Location`);
+      await this.commit(site, uri, { ...record, skipCode: 'nr' }, [], st);
+      return;
+    }
+    if (uri.redirects + 1 > this.rt.settings.maxRedirects) {
+      this.docSkip(st, 'nr', uri.url, `more than max_redirects (${this.rt.settings.maxRedirects}) redirects`);
+      await this.commit(site, uri, { ...record, skipCode: 'nr' }, [], st);
+      return;
+    }
+    const next = this.admit(uri, target, true, site.site);
+    await this.commit(site, uri, record, next ? [next] : [], st);
+  }
+
+  /** Scope check of a discovered URL; the QueuedUri when it may be queued. */
+  private admit(from: LeasedUri, target: string, viaRedirect: boolean, fromSite: string): QueuedUri | undefined {
+    const url = new URL(target);
+    const parent = new URL(from.url);
+    const otherDomain = domainOf(url) !== domainOf(parent);
+    const hops = viaRedirect ? from.hops : otherDomain && this.rt.settings.crawlmode.resetLevel ? 0 : from.hops + 1;
+    const d = this.rt.scope.decide({ url, parent, hops, viaRedirect, seed: false });
+    if (!d.allowed) {
+      this.skipUri(fromSite, d.code!, target, d.reason);
+      return undefined;
+    }
+    return {
+      url: target, site: siteOf(url), depth: viaRedirect ? from.depth : from.depth + 1, hops, redirects: viaRedirect ? from.redirects + 1 : 0,
+      parent: from.url, priority: this.rt.priorityOf(url, false), sub: this.rt.subOf(url),
+    };
+  }
+
+  private async success(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, o: ResponseOutcome, settings: CollectionSettings, st: SiteStats): Promise<void> {
+    const mime = detectMime(o.headers['content-type'], o.body, settings.forceMimetypeDetection);
+    st.count('MimeType', mime);
+    const base: UriRecord = { ...this.baseRecord(uri, previous), httpStatus: o.status, mime, size: o.body.length, etag: o.headers.etag, lastModified: o.headers['last-modified'], errorCount: 0 };
+    const skip = async (code: DocSkipCode, reason: string, links: QueuedUri[] = []): Promise<void> => {
+      this.docSkip(st, code, uri.url, reason);
+      await this.commit(site, uri, { ...base, status: 'skipped', skipCode: code, contentRef: previous?.contentRef, checksum: previous?.checksum }, links, st);
+    };
+    // exclude_headers (MS-FSCCFG 2.2.4.22)
+    for (const [name, patterns] of this.rt.excludeHeaders) {
+      const v = o.headers[name];
+      if (v !== undefined && patterns.some((p) => p.test(v))) return skip('hx', `header ${name}: ${v} is excluded`);
+    }
+    if (!mimeMatches(mime, settings.allowedTypes)) return skip('mi', `MIME type ${mime} is not in allowed_types`);
+    if (o.body.length === 0) return skip('em', 'empty document');
+
+    // Links, meta robots, meta refresh (HTML only, uri_search_mime).
+    let links: QueuedUri[] = [];
+    let noindex = false;
+    const xRobots = o.headers['x-robots-tag'] ? parseRobotsDirectives(o.headers['x-robots-tag'], this.rt.productToken) : {};
+    let nofollow = settings.checkMetaRobots && xRobots.nofollow === true;
+    noindex = settings.checkMetaRobots && xRobots.noindex === true;
+    let refreshTarget: string | undefined;
+    if (mimeMatches(mime, settings.uriSearchMime)) {
+      const x = extractHtml(o.body, uri.url, { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: this.rt.productToken, allowedSchemes: settings.allowedSchemes });
+      if (settings.checkMetaRobots) {
+        noindex ||= x.robots.noindex;
+        nofollow ||= x.robots.nofollow;
+      }
+      if (x.metaRefresh && settings.htmlRedirIsRedir && x.metaRefresh.delayS <= settings.htmlRedirThreshS && x.metaRefresh.url !== uri.url) refreshTarget = x.metaRefresh.url;
+      if (!nofollow) {
+        const seen = new Set<string>();
+        for (const l of x.links) {
+          if (l.kind === 'redirect' || l.kind === 'canonical' || l.kind === 'feed') continue;
+          if (l.nofollow && settings.checkMetaRobots) {
+            this.skipUri(site.site, 'nf', l.url, 'rel=nofollow');
+            continue;
+          }
+          const target = normalizeUrl(l.url);
+          if (!target || seen.has(target) || target === uri.url) continue;
+          seen.add(target);
+          const q = this.admit(uri, target, false, site.site);
+          if (q) {
+            links.push(q);
+            st.add(q.site === site.site ? 'Local' : 'LocalFwd');
+          }
+        }
+      } else if (x.links.length > 0) {
+        this.skipUri(site.site, 'nf', uri.url, `nofollow: ${x.links.length} links not followed`);
+      }
+    }
+    if (refreshTarget) {
+      // MS-FSCCFG html_redir_is_redir: a quick meta refresh is a redirect.
+      const next = this.admit(uri, refreshTarget, true, site.site);
+      if (next) links = [next, ...links];
+      if (noindex || settings.htmlRedirIsRedir) {
+        await this.commit(site, uri, { ...base, status: 'redirect', redirectTo: refreshTarget, contentRef: previous?.contentRef }, links, st);
+        return;
+      }
+    }
+    if (noindex) return skip('ni', 'noindex (robots META tag or X-Robots-Tag)', links);
+
+    const csumBytes = settings.csumCutOffBytes > 0 ? o.body.subarray(0, settings.csumCutOffBytes) : o.body;
+    const checksum = createHash('sha1').update(csumBytes).digest('hex');
+    if (previous?.checksum === checksum && previous.contentRef && previous.status !== 'deleted') {
+      this.c.unchanged++;
+      st.add('Unchanged');
+      await this.commit(site, uri, { ...base, status: 'unchanged', checksum, contentRef: previous.contentRef }, links, st);
+      return;
+    }
+    if (settings.diffcheck) {
+      const original = await this.store.findByChecksum(this.rt.name, checksum, uri.url);
+      if (original) {
+        this.c.duplicates++;
+        this.docSkip(st, 'cs', uri.url, `duplicate of ${original}`);
+        const keepLinks = settings.extractLinksFromDupes ? links : [];
+        let contentRef: string | undefined;
+        if (settings.storage.storeDupes) contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime });
+        await this.commit(site, uri, { ...base, status: 'duplicate', checksum, duplicateOf: original, skipCode: 'cs', contentRef }, keepLinks, st);
+        return;
+      }
+    }
+    const contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime });
+    this.c.stored++;
+    st.add('Stored');
+    if (previous?.checksum && previous.checksum !== checksum) st.add('Modified');
+    await this.commit(site, uri, { ...base, status: 'stored', checksum, contentRef }, links, st);
+    if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
+  }
+
+  /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
+  private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discovered: QueuedUri[], st: SiteStats): Promise<void> {
+    st.add('DBUpdates');
+    const added = await this.store.complete(this.rt.name, this.epoch, {
+      leaseId: uri.id,
+      site: site.site,
+      ...(record ? { record } : {}),
+      discovered,
+      siteStats: JSON.stringify(st),
+    });
+    const dup = discovered.length - added.length;
+    if (dup > 0) {
+      bump(this.c.uriSkips, 'ic', dup);
+      st.count('URISkip', 'ic', dup);
+    }
+    for (const a of added) this.sched.addWork(a.site, 1);
+  }
+
+  /** On stop: leased URIs that were never fetched go back to the queue. */
+  private async returnLeases(): Promise<void> {
+    const ids: number[] = [];
+    for (const s of this.sched.all()) {
+      ids.push(...(s.buffer as LeasedUri[]).map((u) => u.id));
+      s.buffer.length = 0;
+    }
+    if (ids.length > 0) await this.store.release(this.rt.name, ids);
+  }
+
+  private async saveStats(ended: boolean): Promise<void> {
+    for (const [site, st] of this.stats) {
+      const state = this.sched.get(site);
+      st.data.discrete.QueueLength = state.queued;
+      if (ended) st.data.discrete.CrawlEnded = Math.floor(this.now() / 1000);
+      await this.store.putSiteStats(this.rt.name, site, JSON.stringify(st));
+    }
+  }
+}

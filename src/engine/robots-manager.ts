@@ -1,0 +1,133 @@
+/**
+ * robots.txt per site: fetched once, cached in memory and in the crawl
+ * store for `robots_ttl`, and turned into rules by the response-code table
+ * (2xx obey, 3xx follow, 4xx allow all, 5xx disallow all; MS-FSCCFG
+ * robots_auth_ignore and robots_tout_ignore).
+ */
+
+import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
+import type { FetchOutcome, HttpFetcher } from '../fetch/http-fetcher.ts';
+import { ALLOW_ALL, robotsFromOutcome, type AgentRules, type ParsedRobots, type RobotsFetchOutcome } from '../scope/robots.ts';
+
+/** RFC 9309 2.3.1.2: follow at least five redirects for robots.txt. */
+const MAX_ROBOTS_REDIRECTS = 5;
+
+export interface RobotsSettings {
+  readonly obey: boolean;
+  readonly ttlS: number;
+  readonly timeoutS: number;
+  readonly authIgnore: boolean;
+  readonly toutIgnore: boolean;
+  readonly productToken: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly maxBytes: number;
+}
+
+export interface SiteRobots {
+  readonly rules: AgentRules;
+  readonly parsed: ParsedRobots;
+  readonly reason: string;
+  readonly fromCache: boolean;
+}
+
+export interface RobotsFetchStats {
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+}
+
+function rowToOutcome(row: RobotsRow): RobotsFetchOutcome {
+  if (row.status > 0) return { kind: 'response', status: row.status, body: row.body };
+  if (row.status === 0) return { kind: 'timeout' };
+  if (row.status === -2) return { kind: 'too-many-redirects' };
+  return { kind: 'network-error' };
+}
+
+export class RobotsManager {
+  private readonly memo = new Map<string, SiteRobots>();
+  private readonly store: CrawlStore;
+  private readonly collection: string;
+  private readonly fetcher: HttpFetcher;
+  private readonly settings: RobotsSettings;
+  private readonly now: () => number;
+
+  constructor(store: CrawlStore, collection: string, fetcher: HttpFetcher, settings: RobotsSettings, now: () => number = Date.now) {
+    this.store = store;
+    this.collection = collection;
+    this.fetcher = fetcher;
+    this.settings = settings;
+    this.now = now;
+  }
+
+  /** The rules already known for a site (memory), without fetching. */
+  known(site: string): SiteRobots | undefined {
+    if (!this.settings.obey) return { rules: ALLOW_ALL.forAgent(this.settings.productToken), parsed: ALLOW_ALL, reason: 'robots is no', fromCache: true };
+    return this.memo.get(site);
+  }
+
+  /** Rules from the crawl store's cache when still fresh; undefined when robots.txt must be fetched. */
+  async cached(site: string): Promise<SiteRobots | undefined> {
+    const known = this.known(site);
+    if (known) return known;
+    const row = await this.store.getRobots(this.collection, site);
+    if (!row || this.now() - row.fetchedMs > this.settings.ttlS * 1000) return undefined;
+    const r = robotsFromOutcome(rowToOutcome(row), { authIgnore: this.settings.authIgnore, toutIgnore: this.settings.toutIgnore });
+    const out = { rules: r.robots.forAgent(this.settings.productToken), parsed: r.robots, reason: `${r.reason} (cached)`, fromCache: true };
+    this.memo.set(site, out);
+    return out;
+  }
+
+  /** Fetches robots.txt for the site (one request, plus redirects), stores and returns the rules. */
+  async fetch(site: string, stats: RobotsFetchStats, signal?: AbortSignal): Promise<SiteRobots> {
+    let url = new URL('/robots.txt', site);
+    let outcome: RobotsFetchOutcome | undefined;
+    let row: RobotsRow | undefined;
+    for (let hop = 0; hop <= MAX_ROBOTS_REDIRECTS && !outcome; hop++) {
+      const res: FetchOutcome = await this.fetcher.fetch({
+        url,
+        headers: this.settings.headers,
+        acceptCompression: true,
+        http10: false,
+        limits: {
+          fetchTimeoutMs: this.settings.timeoutS * 1000, connectTimeoutMs: Math.min(this.settings.timeoutS * 1000, 10_000),
+          cutOffBytes: this.settings.maxBytes, truncate: true, maxDecompressedBytes: this.settings.maxBytes * 4,
+        },
+        ...(signal ? { signal } : {}),
+      });
+      stats.requests++;
+      stats.bytesIn += res.bytesIn;
+      stats.bytesOut += res.bytesOut;
+      if (res.kind === 'failure') {
+        const timeout = res.errorKey === 'ttl';
+        outcome = timeout ? { kind: 'timeout' } : { kind: 'network-error' };
+        row = { fetchedMs: this.now(), status: timeout ? 0 : -1, body: new Uint8Array() };
+        break;
+      }
+      const location = res.headers.location;
+      if (res.status >= 300 && res.status < 400 && location) {
+        try {
+          url = new URL(location, url);
+          continue;
+        } catch {
+          // an unusable Location: treated as unavailable below
+        }
+      }
+      if (res.status >= 300 && res.status < 400) {
+        outcome = { kind: 'too-many-redirects' };
+        row = { fetchedMs: this.now(), status: -2, body: new Uint8Array() };
+      } else {
+        outcome = { kind: 'response', status: res.status, body: res.body };
+        row = { fetchedMs: this.now(), status: res.status, body: res.body };
+      }
+    }
+    if (!outcome) {
+      outcome = { kind: 'too-many-redirects' };
+      row = { fetchedMs: this.now(), status: -2, body: new Uint8Array() };
+    }
+    await this.store.putRobots(this.collection, site, row!);
+    const r = robotsFromOutcome(outcome, { authIgnore: this.settings.authIgnore, toutIgnore: this.settings.toutIgnore });
+    const out = { rules: r.robots.forAgent(this.settings.productToken), parsed: r.robots, reason: r.reason, fromCache: false };
+    this.memo.set(site, out);
+    return out;
+  }
+}

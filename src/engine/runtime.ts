@@ -1,0 +1,146 @@
+/**
+ * A collection's settings turned into what the engine uses at run time:
+ * parsed error policies, request headers, the product token, the scope, the
+ * sub-collection matchers and priority levels. Built once per cycle.
+ */
+
+import { resolveSettings, subcollectionNames } from '../config/effective.ts';
+import type { CollectionConfig } from '../config/model.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import { parseErrorPolicy, parseSlotDelay, parseTimeSlot, slotContains, type ErrorPolicy, type SlotDelay, type TimeSlot } from '../config/values.ts';
+import { compileDotNetRegex } from '../config/dotnet-regex.ts';
+import { PRODUCT_TOKEN } from '../core/version.ts';
+import { basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type ScopeRule } from '../scope/scope.ts';
+
+export interface SubRuntime {
+  readonly name: string;
+  readonly settings: CollectionSettings;
+  readonly matches: (url: URL) => boolean;
+}
+
+export interface Runtime {
+  readonly name: string;
+  readonly settings: CollectionSettings;
+  readonly scope: Scope;
+  readonly subs: readonly SubRuntime[];
+  /** Request headers from `headers`, lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The robots.txt product token: the User-Agent's first product name. */
+  readonly productToken: string;
+  /** The http_errors policy for a status (exact, then wildcard such as 4xx or 40X), or for net / ttl / int. */
+  httpPolicy(key: number | 'net' | 'ttl' | 'int'): ErrorPolicy;
+  /** The settings that apply to a URI of this sub-collection (or the collection). */
+  settingsFor(sub: string | undefined): CollectionSettings;
+  /** Which sub-collection a URL belongs to (the first whose rules it matches). */
+  subOf(url: URL): string | undefined;
+  /** The priority level for a URL (workqueue_priority put_scheme). */
+  priorityOf(url: URL, start: boolean): number;
+  /** The delay now in ms for a sub-collection (variable_delay), or 'suspend'. */
+  delayNow(sub: string | undefined, at: Date): number | 'suspend';
+  readonly excludeHeaders: ReadonlyArray<readonly [string, readonly RegExp[]]>;
+}
+
+function parseHeaders(lines: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of lines) {
+    const i = line.indexOf(':');
+    if (i > 0) out[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** RFC 9309 2.2.1: the product token is the name part of the User-Agent ("trawl" of "trawl/0.1.0"). */
+export function productTokenOf(userAgent: string | undefined): string {
+  const m = /^([A-Za-z_-]+)/.exec(userAgent ?? '');
+  return m ? m[1]! : PRODUCT_TOKEN;
+}
+
+function compilePolicies(table: Readonly<Record<string, string>>): (key: number | 'net' | 'ttl' | 'int') => ErrorPolicy {
+  const exact = new Map<string, ErrorPolicy>();
+  const wild: Array<[RegExp, ErrorPolicy, number]> = [];
+  for (const [k, v] of Object.entries(table)) {
+    const p = parseErrorPolicy(v);
+    if (!p.ok) continue;
+    if (/[xX]/.test(k)) wild.push([new RegExp(`^${k.replace(/[xX]/g, '\\d')}$`), p.value, (k.match(/[xX]/g) ?? []).length]);
+    else exact.set(k, p.value);
+  }
+  wild.sort((a, b) => a[2] - b[2]); // 40X before 4XX: the more specific wildcard first
+  const keep: ErrorPolicy = { action: 'keep', afterFailures: 0, retries: 0 };
+  return (key) => {
+    const k = String(key);
+    const e = exact.get(k);
+    if (e) return e;
+    for (const [re, p] of wild) if (re.test(k)) return p;
+    return keep;
+  };
+}
+
+function compileSlots(table: Readonly<Record<string, string>>): Array<[TimeSlot, SlotDelay]> {
+  const out: Array<[TimeSlot, SlotDelay]> = [];
+  for (const [k, v] of Object.entries(table)) {
+    const slot = parseTimeSlot(k);
+    const delay = parseSlotDelay(v);
+    if (slot.ok && delay.ok) out.push([slot.value, delay.value]);
+  }
+  return out;
+}
+
+export interface RuntimeOptions {
+  readonly node?: string;
+  /** Extra scope rules (other dialects), run after the basic ones. */
+  readonly extraRules?: readonly ScopeRule[];
+}
+
+export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Runtime {
+  const nodeOpt = opts.node !== undefined ? { node: opts.node } : {};
+  const settings = resolveSettings(c, nodeOpt);
+  const subs: SubRuntime[] = subcollectionNames(c, opts.node).map((name) => {
+    const s = resolveSettings(c, { ...nodeOpt, subcollection: name });
+    return { name, settings: s, matches: subcollectionMatcher(s) };
+  });
+  const headers = parseHeaders(settings.headers);
+  const policy = compilePolicies(settings.httpErrors);
+  const slots = new Map<string | undefined, Array<[TimeSlot, SlotDelay]>>([[undefined, compileSlots(settings.variableDelay)]]);
+  for (const sub of subs) slots.set(sub.name, compileSlots(sub.settings.variableDelay));
+  const wq = settings.workqueuePriority;
+  const levels = Object.entries(wq.priorityLevels)
+    .map(([level, def]) => ({ level: Number(level), def }))
+    .sort((a, b) => a.level - b.level);
+  const levelMatchers = levels.map(({ level, def }) => {
+    const inDomains = includeExcludeRule('d', 'do', (u) => u.hostname.toLowerCase(), compileRules(def.includeDomains, true), undefined);
+    const inUris = includeExcludeRule('u', 'ur', (u) => u.href, compileRules(def.includeUris, false), undefined);
+    return { level, test: (url: URL) => {
+      const input = { url, parent: undefined, hops: 0, viaRedirect: false, seed: true };
+      const d = inDomains.decide(input);
+      const u = inUris.decide(input);
+      return (d?.allowed ?? false) || (u?.allowed ?? false);
+    } };
+  });
+  const excludeHeaders = Object.entries(settings.excludeHeaders).map(([name, patterns]) => [name.toLowerCase(), patterns.map((p) => compileDotNetRegex(p))] as const);
+  return {
+    name: c.name,
+    settings,
+    scope: new Scope([...basicRules(settings), ...(opts.extraRules ?? [])]),
+    subs,
+    headers,
+    productToken: productTokenOf(headers['user-agent']),
+    httpPolicy: policy,
+    settingsFor: (sub) => subs.find((s) => s.name === sub)?.settings ?? settings,
+    subOf: (url) => subs.find((s) => s.matches(url))?.name,
+    priorityOf: (url, start) => {
+      if (start) return wq.startUriPri;
+      if (wq.putScheme === 'include') for (const m of levelMatchers) if (m.test(url)) return m.level;
+      return wq.default;
+    },
+    delayNow: (sub, at) => {
+      const s = sub === undefined ? settings : (subs.find((x) => x.name === sub)?.settings ?? settings);
+      const day = (at.getDay() + 6) % 7; // Monday = 0
+      const now = { day, minuteOfDay: at.getHours() * 60 + at.getMinutes() };
+      for (const [slot, delay] of slots.get(sub) ?? slots.get(undefined)!) {
+        if (slotContains(slot, now)) return delay.kind === 'suspend' ? 'suspend' : delay.delayS * 1000;
+      }
+      return s.delayS * 1000;
+    },
+    excludeHeaders,
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * Egress safety: which addresses the crawler may connect to, and DNS that
+ * is resolved once per site and pinned.
+ *
+ *   host ──► SiteResolver.resolve ──► cache (pinned for dns_ttl) ──► checkAddress(policy)
+ *                                                                     │
+ *   undici connect ──► lookup(host) ─── the same pinned, checked address ◄┘
+ *
+ * Because the HTTP client's own DNS lookup is answered from the pin, a DNS
+ * answer that changes between the check and the connection (DNS
+ * rebinding) cannot redirect the crawler. Redirect targets go through the
+ * same check as any other URL.
+ */
+
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+export interface EgressPolicy {
+  readonly allowLoopback: boolean;
+  readonly allowPrivateNetworks: boolean;
+  readonly allowLinkLocal: boolean;
+  /** CIDR blocks or addresses allowed even when a class above is refused. */
+  readonly allowIps: readonly string[];
+  /** CIDR blocks or addresses always refused. */
+  readonly denyIps: readonly string[];
+}
+
+export type AddressClass = 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved' | 'public';
+
+function blocks(list: ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6']>): BlockList {
+  const b = new BlockList();
+  for (const [net, bits, family] of list) b.addSubnet(net, bits, family);
+  return b;
+}
+
+// Cloud metadata endpoints (AWS/GCP/Azure/OpenStack, Alibaba, AWS IPv6).
+const METADATA = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254']);
+const CLASSES: Array<[AddressClass, BlockList]> = [
+  ['unspecified', blocks([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']])],
+  ['loopback', blocks([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']])],
+  ['link-local', blocks([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
+  ['private', blocks([['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'], ['fc00::', 7, 'ipv6']])],
+  ['multicast', blocks([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
+  ['reserved', blocks([['240.0.0.0', 4, 'ipv4'], ['192.0.0.0', 24, 'ipv4'], ['198.18.0.0', 15, 'ipv4'], ['100::', 64, 'ipv6']])],
+];
+
+/** Unwraps IPv4-mapped IPv6 (::ffff:10.0.0.1) so it is judged as the IPv4 address it is. */
+function unmap(ip: string): string {
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return m ? m[1]! : ip;
+}
+
+export function classifyAddress(ipIn: string): AddressClass {
+  const ip = unmap(ipIn);
+  if (METADATA.has(ip.toLowerCase())) return 'metadata';
+  const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
+  for (const [cls, list] of CLASSES) if (list.check(ip, family)) return cls;
+  return 'public';
+}
+
+function cidrList(list: readonly string[]): BlockList {
+  const b = new BlockList();
+  for (const entry of list) {
+    const [addr, bits] = entry.split('/');
+    const family = isIP(addr!) === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) b.addAddress(addr!, family);
+    else b.addSubnet(addr!, Number(bits), family);
+  }
+  return b;
+}
+
+export interface EgressDecision {
+  readonly allowed: boolean;
+  readonly addressClass: AddressClass;
+  /** Why it was refused, naming the setting that would allow it. */
+  readonly reason: string | undefined;
+}
+
+export class EgressChecker {
+  private readonly allow: BlockList;
+  private readonly deny: BlockList;
+  readonly policy: EgressPolicy;
+  constructor(policy: EgressPolicy) {
+    this.policy = policy;
+    this.allow = cidrList(policy.allowIps);
+    this.deny = cidrList(policy.denyIps);
+  }
+
+  check(ipIn: string): EgressDecision {
+    const ip = unmap(ipIn);
+    const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
+    const cls = classifyAddress(ip);
+    if (this.deny.check(ip, family)) return { allowed: false, addressClass: cls, reason: `${ip} is in trawl_egress.deny_ips` };
+    if (this.allow.check(ip, family)) return { allowed: true, addressClass: cls, reason: undefined };
+    const refuse = (setting: string): EgressDecision => ({
+      allowed: false, addressClass: cls, reason: `${ip} is a ${cls} address; refused unless ${setting}`,
+    });
+    switch (cls) {
+      case 'public':
+        return { allowed: true, addressClass: cls, reason: undefined };
+      case 'loopback':
+        return this.policy.allowLoopback ? { allowed: true, addressClass: cls, reason: undefined } : refuse('trawl_egress.allow_loopback is yes (or --allow-loopback)');
+      case 'private':
+        return this.policy.allowPrivateNetworks ? { allowed: true, addressClass: cls, reason: undefined } : refuse('trawl_egress.allow_private_networks is yes (or --allow-private-networks)');
+      case 'link-local':
+        return this.policy.allowLinkLocal ? { allowed: true, addressClass: cls, reason: undefined } : refuse('trawl_egress.allow_link_local is yes');
+      case 'metadata':
+        return refuse('it is listed in trawl_egress.allow_ips (cloud metadata endpoints are never allowed by a class switch)');
+      default:
+        return refuse('it is listed in trawl_egress.allow_ips');
+    }
+  }
+}
+
+export interface Resolved {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+export type ResolveResult = ({ readonly ok: true } & Resolved) | { readonly ok: false; readonly reason: string; readonly dnsError: boolean };
+
+export type LookupFn = (host: string) => Promise<Resolved[]>;
+
+const defaultLookup: LookupFn = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
+
+/**
+ * Resolves each host once and pins the answer for `ttlMs`; every later use
+ * within the TTL (including the HTTP client's connect) gets the same address.
+ */
+export class SiteResolver {
+  private readonly cache = new Map<string, { result: ResolveResult; expiresMs: number }>();
+  private readonly inflight = new Map<string, Promise<ResolveResult>>();
+  /** DNS lookups made (MS-FSCADM global DNS statistics). */
+  lookups = 0;
+  lookupFailures = 0;
+
+  private readonly checker: EgressChecker;
+  private readonly ttlMs: number;
+  private readonly lookup: LookupFn;
+  private readonly now: () => number;
+
+  constructor(checker: EgressChecker, ttlMs: number, lookup: LookupFn = defaultLookup, now: () => number = Date.now) {
+    this.checker = checker;
+    this.ttlMs = ttlMs;
+    this.lookup = lookup;
+    this.now = now;
+  }
+
+  /** The pinned address of a host; resolves and checks it when not pinned. */
+  async resolve(hostIn: string): Promise<ResolveResult> {
+    const host = hostIn.startsWith('[') ? hostIn.slice(1, -1) : hostIn;
+    const hit = this.cache.get(host);
+    if (hit && hit.expiresMs > this.now()) return hit.result;
+    const pending = this.inflight.get(host);
+    if (pending) return pending;
+    const p = this.doResolve(host).finally(() => this.inflight.delete(host));
+    this.inflight.set(host, p);
+    return p;
+  }
+
+  /** The pinned address without a new lookup (what the HTTP client connects to). */
+  pinned(hostIn: string): ResolveResult | undefined {
+    const host = hostIn.startsWith('[') ? hostIn.slice(1, -1) : hostIn;
+    return this.cache.get(host)?.result;
+  }
+
+  private async doResolve(host: string): Promise<ResolveResult> {
+    let result: ResolveResult;
+    if (isIP(host)) {
+      const d = this.checker.check(host);
+      result = d.allowed ? { ok: true, address: host, family: isIP(host) as 4 | 6 } : { ok: false, reason: d.reason!, dnsError: false };
+    } else {
+      this.lookups++;
+      try {
+        const answers = await this.lookup(host);
+        // Every answer must be allowed: a name that also points inside is refused.
+        const refused = answers.map((a) => this.checker.check(a.address)).find((d) => !d.allowed);
+        if (answers.length === 0) result = { ok: false, reason: `DNS: no address for ${host}`, dnsError: true };
+        else if (refused) result = { ok: false, reason: `${host} resolves to ${refused.reason}`, dnsError: false };
+        else result = { ok: true, ...answers[0]! };
+      } catch (err) {
+        this.lookupFailures++;
+        result = { ok: false, reason: `DNS: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} for ${host}`, dnsError: true };
+      }
+    }
+    this.cache.set(host, { result, expiresMs: this.now() + this.ttlMs });
+    return result;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Politeness and site rotation, in memory, for one collection.
+ *
+ *   waiting sites (FIFO) ──(max_sites)──► active sites ──► ready? ──► start a fetch
+ *                                          │  per site: inFlight < max_pending
+ *                                          │            now ≥ pausedUntil (Retry-After, backoff)
+ *                                          │  per gate: now ≥ gate.nextStart
+ *                                          ▼
+ *          gate = the site itself, or its IP address when enforce_delay_per_ip
+ *
+ * The rule (written down, as the design asks): two requests to one gate
+ * START at least `delay` apart, and a site never has more than
+ * `max_pending` requests outstanding. A slow response therefore lets a
+ * second request start once `delay` has passed, up to max_pending at once.
+ * robots.txt requests go through the same gate.
+ *
+ * A site leaves the active set when it has no work left, or after
+ * `max_inter_docs` documents, when it goes to the back of the waiting line
+ * so that other sites get a turn.
+ */
+
+export interface SitePolicy {
+  /** Delay between request starts, in ms, before backoff (delay, variable_delay, Crawl-delay). */
+  delayMs(site: SiteState): number;
+  readonly maxPending: number;
+  readonly maxSites: number;
+  /** max_inter_docs; undefined = no rotation. */
+  readonly maxInterDocs: number | undefined;
+  readonly maxBackoffDelayMs: number;
+}
+
+export interface Gate {
+  nextStartMs: number;
+}
+
+export class SiteState {
+  readonly site: string;
+  /** URIs queued in the store (known from enqueue results). */
+  queued = 0;
+  /** Leased URIs not yet started. */
+  readonly buffer: unknown[] = [];
+  inFlight = 0;
+  /** Documents fetched in this cycle (max_doc). */
+  fetched = 0;
+  /** Documents since the site became active (max_inter_docs). */
+  sinceActive = 0;
+  /** Consecutive connection failures (max_backoff_counter). */
+  failures = 0;
+  pausedUntilMs = 0;
+  gate: Gate;
+  /** Set when the site is done for this cycle (max_doc, backoff counter, robots). */
+  closed = false;
+  active = false;
+  /** A lease or robots fetch is being prepared for this site. */
+  busy = false;
+
+  constructor(site: string, gate: Gate) {
+    this.site = site;
+    this.gate = gate;
+  }
+
+  get hasWork(): boolean {
+    return !this.closed && (this.queued > 0 || this.buffer.length > 0);
+  }
+}
+
+export class SiteScheduler {
+  private readonly sites = new Map<string, SiteState>();
+  private readonly waiting: SiteState[] = [];
+  private readonly active: SiteState[] = [];
+  private readonly gates = new Map<string, Gate>();
+  private rotor = 0;
+  readonly policy: SitePolicy;
+
+  constructor(policy: SitePolicy) {
+    this.policy = policy;
+  }
+
+  get(site: string): SiteState {
+    let s = this.sites.get(site);
+    if (!s) {
+      s = new SiteState(site, this.gateFor(site));
+      this.sites.set(site, s);
+    }
+    return s;
+  }
+
+  gateFor(key: string): Gate {
+    let g = this.gates.get(key);
+    if (!g) {
+      g = { nextStartMs: 0 };
+      this.gates.set(key, g);
+    }
+    return g;
+  }
+
+  /** Shares the politeness clock of every site that resolves to `ip` (enforce_delay_per_ip). */
+  bindGate(site: SiteState, ip: string): void {
+    const g = this.gateFor(`ip:${ip}`);
+    if (site.gate !== g) {
+      g.nextStartMs = Math.max(g.nextStartMs, site.gate.nextStartMs);
+      site.gate = g;
+    }
+  }
+
+  /** Notes queued work for a site; it joins the waiting line if it is not active. */
+  addWork(site: string, n: number): SiteState {
+    const s = this.get(site);
+    s.queued += n;
+    if (!s.active && !s.closed && !this.waiting.includes(s)) this.waiting.push(s);
+    return s;
+  }
+
+  /** Moves waiting sites into the active set, up to max_sites. */
+  private fill(): void {
+    while (this.active.length < this.policy.maxSites && this.waiting.length > 0) {
+      const s = this.waiting.shift()!;
+      if (!s.hasWork) continue;
+      s.active = true;
+      s.sinceActive = 0;
+      this.active.push(s);
+    }
+  }
+
+  /** Takes finished or rotated sites out of the active set. */
+  private prune(): void {
+    for (let i = this.active.length - 1; i >= 0; i--) {
+      const s = this.active[i]!;
+      if (s.inFlight > 0 || s.busy) continue;
+      const rotate = this.policy.maxInterDocs !== undefined && s.sinceActive >= this.policy.maxInterDocs && this.waiting.length > 0;
+      if (!s.hasWork || rotate) {
+        this.active.splice(i, 1);
+        s.active = false;
+        if (s.hasWork) this.waiting.push(s);
+      }
+    }
+  }
+
+  /** The earliest time the site may start a request (ignoring max_pending). */
+  readyAt(s: SiteState): number {
+    return Math.max(s.gate.nextStartMs, s.pausedUntilMs);
+  }
+
+  /**
+   * The active sites that may start a request now, in rotating order, and
+   * the time the next one becomes ready (undefined when none is waiting).
+   */
+  ready(now: number): { sites: SiteState[]; nextMs: number | undefined } {
+    this.prune();
+    this.fill();
+    const out: SiteState[] = [];
+    let next: number | undefined;
+    const n = this.active.length;
+    for (let k = 0; k < n; k++) {
+      const s = this.active[(this.rotor + k) % n]!;
+      if (!s.hasWork || s.busy || s.inFlight >= this.policy.maxPending) continue;
+      const at = this.readyAt(s);
+      if (at <= now) out.push(s);
+      else if (next === undefined || at < next) next = at;
+    }
+    this.rotor = n > 0 ? (this.rotor + 1) % n : 0;
+    return { sites: out, nextMs: next };
+  }
+
+  /** Records that a request to the site starts now: the gate moves on by the delay. */
+  started(s: SiteState, now: number): void {
+    s.inFlight++;
+    const backoff = s.failures > 0 ? Math.min(this.policy.delayMs(s) * 2 ** s.failures + 1000 * s.failures, this.policy.maxBackoffDelayMs) : 0;
+    s.gate.nextStartMs = now + Math.max(this.policy.delayMs(s), backoff);
+  }
+
+  finished(s: SiteState, counted: boolean): void {
+    s.inFlight--;
+    if (counted) {
+      s.fetched++;
+      s.sinceActive++;
+    }
+  }
+
+  /** Pauses a site (Retry-After), at most max_backoff_delay. */
+  pause(s: SiteState, untilMs: number, now: number): void {
+    s.pausedUntilMs = Math.max(s.pausedUntilMs, Math.min(untilMs, now + this.policy.maxBackoffDelayMs));
+  }
+
+  /** True when no site has work and nothing is in flight. */
+  idle(): boolean {
+    for (const s of this.sites.values()) if (s.hasWork || s.inFlight > 0 || s.busy) return false;
+    return true;
+  }
+
+  activeCount(): number {
+    return this.active.filter((s) => s.inFlight > 0 || s.hasWork).length;
+  }
+
+  all(): IterableIterator<SiteState> {
+    return this.sites.values();
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The scope stage: may this URL enter the frontier? An ordered list of
+ * rules, each of which may decide (allow or refuse, with a URI skip code)
+ * or pass. The first rule that refuses ends the walk; every rule consulted
+ * is kept in the trace, so a decision can always be explained.
+ *
+ *   URL ─► scheme ─► url-limits ─► exclude-exts ─► domains ─► uris ─► [dialects…]
+ *       ─► fwdlinks ─► depth ─► recursion ─► allowed
+ *
+ * Other rule dialects (Elastic crawl rules, LOCKSS) plug in as more
+ * `ScopeRule`s. robots.txt is consulted later, when the URI is leased,
+ * because it needs the site's robots.txt fetched first.
+ */
+
+import { domainOf } from '../core/url.ts';
+import type { UriSkipCode } from '../core/skip-codes.ts';
+import { compileDotNetRegex } from '../config/dotnet-regex.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import { parseCrawlMode } from '../config/values.ts';
+
+export interface ScopeInput {
+  readonly url: URL;
+  /** The page the link was found on; undefined for start URIs and added URIs. */
+  readonly parent: URL | undefined;
+  /** Page hops from a start URI, counted the crawlmode way. */
+  readonly hops: number;
+  /** True when the URL is the target of a redirect. */
+  readonly viaRedirect: boolean;
+  /** True for start URIs and URIs added by an operator (they skip fwdlinks and depth). */
+  readonly seed: boolean;
+}
+
+export interface RuleVerdict {
+  readonly allowed: boolean;
+  readonly code?: UriSkipCode;
+  readonly reason: string;
+}
+
+export interface ScopeRule {
+  readonly name: string;
+  /** A verdict, or undefined when the rule has nothing to say about this URL. */
+  decide(input: ScopeInput): RuleVerdict | undefined;
+}
+
+export interface TraceStep {
+  readonly rule: string;
+  readonly verdict: 'allow' | 'deny' | 'pass';
+  readonly reason: string;
+}
+
+export interface ScopeDecision {
+  readonly allowed: boolean;
+  readonly code: UriSkipCode | undefined;
+  /** The rule that decided; "default" when none refused. */
+  readonly decidedBy: string;
+  readonly reason: string;
+  readonly trace: readonly TraceStep[];
+}
+
+export class Scope {
+  readonly rules: readonly ScopeRule[];
+  constructor(rules: readonly ScopeRule[]) {
+    this.rules = rules;
+  }
+
+  decide(input: ScopeInput, explain = false): ScopeDecision {
+    const trace: TraceStep[] = [];
+    for (const rule of this.rules) {
+      const v = rule.decide(input);
+      if (explain) trace.push({ rule: rule.name, verdict: v === undefined ? 'pass' : v.allowed ? 'allow' : 'deny', reason: v?.reason ?? '' });
+      if (v && !v.allowed) return { allowed: false, code: v.code, decidedBy: rule.name, reason: v.reason, trace };
+    }
+    return { allowed: true, code: undefined, decidedBy: 'default', reason: 'no rule refused it', trace };
+  }
+}
+
+// ------------------------------------------------------------ rule lists
+
+export interface StringRules {
+  readonly exact: ReadonlySet<string>;
+  readonly prefix: readonly string[];
+  readonly suffix: readonly string[];
+  readonly regexp: readonly RegExp[];
+}
+
+/** Compiles exact / prefix / suffix / regexp lists; undefined when all are empty. */
+export function compileRules(section: { exact?: readonly string[]; prefix?: readonly string[]; suffix?: readonly string[]; regexp?: readonly string[] }, lower: boolean): StringRules | undefined {
+  const norm = (s: string): string => (lower ? s.toLowerCase() : s);
+  const r: StringRules = {
+    exact: new Set((section.exact ?? []).map(norm)),
+    prefix: (section.prefix ?? []).map(norm),
+    suffix: (section.suffix ?? []).map(norm),
+    regexp: (section.regexp ?? []).map((p) => compileDotNetRegex(p)),
+  };
+  return r.exact.size + r.prefix.length + r.suffix.length + r.regexp.length === 0 ? undefined : r;
+}
+
+function matchRules(r: StringRules, text: string): string | undefined {
+  if (r.exact.has(text)) return `exact ${text}`;
+  for (const p of r.prefix) if (text.startsWith(p)) return `prefix ${p}`;
+  for (const s of r.suffix) if (text.endsWith(s)) return `suffix ${s}`;
+  for (const re of r.regexp) if (re.test(text)) return `regexp ${re.source}`;
+  return undefined;
+}
+
+/** include_X / exclude_X as one rule: an empty include matches all, an empty exclude matches none (MS-FSCCFG 2.2.4.1–4). */
+export function includeExcludeRule(name: string, code: UriSkipCode, subject: (u: URL) => string, include: StringRules | undefined, exclude: StringRules | undefined): ScopeRule {
+  return {
+    name,
+    decide({ url }) {
+      const text = subject(url);
+      if (exclude) {
+        const hit = matchRules(exclude, text);
+        if (hit) return { allowed: false, code, reason: `${text} matches exclude ${hit}` };
+      }
+      if (include) {
+        const hit = matchRules(include, text);
+        return hit ? { allowed: true, reason: `${text} matches include ${hit}` } : { allowed: false, code, reason: `${text} matches no include rule` };
+      }
+      return undefined;
+    },
+  };
+}
+
+// ------------------------------------------------------------ the basics
+
+export interface BasicScopeOptions {
+  readonly maxUrlLength: number;
+  readonly maxUrlSegments: number;
+  readonly maxUrlParams: number;
+}
+
+/** Counts how often the most repeated path segment sequence repeats back to back (a/b/a/b → 2). */
+export function pathRepetitions(pathname: string): number {
+  const segs = pathname.split('/').filter(Boolean);
+  let worst = 1;
+  for (let len = 1; len <= Math.floor(segs.length / 2); len++) {
+    for (let start = 0; start + 2 * len <= segs.length; start++) {
+      let reps = 1;
+      while (start + (reps + 1) * len <= segs.length && segs.slice(start, start + len).join('/') === segs.slice(start + reps * len, start + (reps + 1) * len).join('/')) reps++;
+      if (reps > worst) worst = reps;
+    }
+  }
+  return worst;
+}
+
+/**
+ * The rules of MS-FSCCFG that decide scope from the configuration alone:
+ * allowed_schemes, the Elastic URL limits, exclude_exts, include/exclude
+ * domains and URIs, crawlmode (fwdlinks, DEPTH:n) and max_uri_recursion.
+ */
+export function basicRules(s: CollectionSettings): ScopeRule[] {
+  const schemes = new Set(s.allowedSchemes.map((x) => `${x.toLowerCase()}:`));
+  const exts = s.excludeExts.map((e) => (e.startsWith('.') ? e : `.${e}`).toLowerCase());
+  const mode = parseCrawlMode(s.crawlmode.mode);
+  const maxHops = mode.ok && mode.value.kind === 'depth' ? mode.value.depth : undefined;
+  const lim = s.trawlLimits;
+  return [
+    {
+      name: 'allowed_schemes',
+      decide: ({ url }) => (schemes.has(url.protocol) ? undefined : { allowed: false, code: 'ch', reason: `scheme ${url.protocol.slice(0, -1)} is not in allowed_schemes (${s.allowedSchemes.join(', ')})` }),
+    },
+    {
+      name: 'trawl_limits',
+      decide: ({ url }) => {
+        if (url.href.length > lim.maxUrlLength) return { allowed: false, code: 'ur', reason: `URL is ${url.href.length} characters, over max_url_length ${lim.maxUrlLength}` };
+        const segs = url.pathname.split('/').filter(Boolean).length;
+        if (segs > lim.maxUrlSegments) return { allowed: false, code: 'ur', reason: `path has ${segs} segments, over max_url_segments ${lim.maxUrlSegments}` };
+        const params = url.search.length > 1 ? url.search.slice(1).split('&').length : 0;
+        if (params > lim.maxUrlParams) return { allowed: false, code: 'ur', reason: `query has ${params} parameters, over max_url_params ${lim.maxUrlParams}` };
+        return undefined;
+      },
+    },
+    {
+      name: 'exclude_exts',
+      decide: ({ url }) => {
+        const path = url.pathname.toLowerCase();
+        const hit = exts.find((e) => path.endsWith(e));
+        return hit ? { allowed: false, code: 'ur', reason: `path ends with excluded extension ${hit}` } : undefined;
+      },
+    },
+    includeExcludeRule('include_domains/exclude_domains', 'do', (u) => u.hostname.toLowerCase(), compileRules(s.includeDomains, true), compileRules(s.excludeDomains, true)),
+    includeExcludeRule('include_uris/exclude_uris', 'ur', (u) => u.href, compileRules(s.includeUris, false), compileRules(s.excludeUris, false)),
+    {
+      name: 'crawlmode.fwdlinks',
+      decide: ({ url, parent, seed, viaRedirect }) => {
+        if (seed || !parent) return undefined;
+        const other = domainOf(url) !== domainOf(parent);
+        if (!other) return undefined;
+        if (viaRedirect && !s.crawlmode.fwdredirects) return { allowed: false, code: 'do', reason: `redirect to another domain (${domainOf(url)}) and fwdredirects is no` };
+        if (!viaRedirect && !s.crawlmode.fwdlinks) return { allowed: false, code: 'do', reason: `link to another domain (${domainOf(url)}) and fwdlinks is no` };
+        return undefined;
+      },
+    },
+    {
+      name: 'crawlmode.mode',
+      decide: ({ hops, seed }) => (maxHops !== undefined && !seed && hops > maxHops ? { allowed: false, code: 'de', reason: `${hops} hops from a start URI, beyond ${s.crawlmode.mode}` } : undefined),
+    },
+    {
+      name: 'max_uri_recursion',
+      decide: ({ url }) => {
+        const reps = pathRepetitions(url.pathname);
+        return reps > s.maxUriRecursion ? { allowed: false, code: 'ur', reason: `a path pattern repeats ${reps} times, over max_uri_recursion ${s.maxUriRecursion}` } : undefined;
+      },
+    },
+  ];
+}
+
+/** A test for a sub-collection's own include/exclude rules (MS-FSCCFG 2.2.4.33): does the URL belong to it? */
+export function subcollectionMatcher(sub: CollectionSettings): (url: URL) => boolean {
+  const domains = includeExcludeRule('d', 'do', (u) => u.hostname.toLowerCase(), compileRules(sub.includeDomains, true), compileRules(sub.excludeDomains, true));
+  const uris = includeExcludeRule('u', 'ur', (x) => x.href, compileRules(sub.includeUris, false), compileRules(sub.excludeUris, false));
+  return (url) => {
+    const input: ScopeInput = { url, parent: undefined, hops: 0, viaRedirect: false, seed: true };
+    const d = domains.decide(input);
+    if (d && !d.allowed) return false;
+    const u = uris.decide(input);
+    if (u && !u.allowed) return false;
+    return d !== undefined || u !== undefined;
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The statistics of MS-FSCADM 2.2.4.9 (site schema), kept per site as the
+ * crawl runs and saved with every fetch (in the same transaction as the
+ * fetch's record). The collection's statistics are the sum of its sites'.
+ *
+ *   continuous  counters that only grow (Processed, Downloaded, DLTime, …)
+ *   discrete    last values (LastUri, QueueLength, Epoch, …)
+ *   histograms  code → count (HTTPResponse, URISkip, DocSkip, MimeType)
+ *   maxima      DocSizeMax, DLTimeMax (for the flattened structure, 2.2.5)
+ */
+
+export const CONTINUOUS_KEYS = [
+  'Processed', 'Downloaded', 'Stored', 'Modified', 'Deleted', 'Unchanged', 'DBUpdates', 'ReadNet', 'WriteNet', 'HasLastMod', 'HasETag',
+  'DLTime', 'DocSize', 'Retries', 'HasSitemap', 'NodeSchedulerFwd', 'LocalFwd', 'Local',
+] as const;
+export type ContinuousKey = (typeof CONTINUOUS_KEYS)[number];
+
+export const HISTOGRAM_KEYS = ['HTTPResponse', 'URISkip', 'DocSkip', 'MimeType'] as const;
+export type HistogramKey = (typeof HISTOGRAM_KEYS)[number];
+
+export interface StatsData {
+  continuous: Record<ContinuousKey, number>;
+  histograms: Record<HistogramKey, Record<string, number>>;
+  discrete: {
+    LastUri: string;
+    QueueLength: number;
+    /** Seconds since the epoch (MS-FSCADM timestamp). */
+    CrawlStarted: number;
+    CrawlEnded: number;
+    Epoch: number;
+    LastRefresh: number;
+  };
+  maxima: { DocSizeMax: number; DLTimeMax: number };
+}
+
+export function emptyStats(): StatsData {
+  return {
+    continuous: Object.fromEntries(CONTINUOUS_KEYS.map((k) => [k, 0])) as Record<ContinuousKey, number>,
+    histograms: { HTTPResponse: {}, URISkip: {}, DocSkip: {}, MimeType: {} },
+    discrete: { LastUri: '', QueueLength: 0, CrawlStarted: 0, CrawlEnded: 0, Epoch: 0, LastRefresh: 0 },
+    maxima: { DocSizeMax: 0, DLTimeMax: 0 },
+  };
+}
+
+export class SiteStats {
+  readonly data: StatsData;
+
+  constructor(data: StatsData = emptyStats()) {
+    this.data = data;
+  }
+
+  static parse(json: string | undefined): SiteStats {
+    if (!json) return new SiteStats();
+    const d = JSON.parse(json) as Partial<StatsData>;
+    const base = emptyStats();
+    return new SiteStats({
+      continuous: { ...base.continuous, ...d.continuous },
+      histograms: { ...base.histograms, ...d.histograms },
+      discrete: { ...base.discrete, ...d.discrete },
+      maxima: { ...base.maxima, ...d.maxima },
+    });
+  }
+
+  add(key: ContinuousKey, n = 1): void {
+    this.data.continuous[key] += n;
+  }
+
+  count(key: HistogramKey, bucket: string, n = 1): void {
+    const h = this.data.histograms[key];
+    h[bucket] = (h[bucket] ?? 0) + n;
+  }
+
+  /** One download: its time (seconds) and size (bytes). */
+  download(seconds: number, bytes: number): void {
+    this.add('DLTime', seconds);
+    this.add('DocSize', bytes);
+    if (bytes > this.data.maxima.DocSizeMax) this.data.maxima.DocSizeMax = bytes;
+    if (seconds > this.data.maxima.DLTimeMax) this.data.maxima.DLTimeMax = seconds;
+  }
+
+  toJSON(): StatsData {
+    return this.data;
+  }
+
+  /** Adds another site's statistics into this one (for collection totals). */
+  merge(other: StatsData): void {
+    for (const k of CONTINUOUS_KEYS) this.data.continuous[k] += other.continuous[k];
+    for (const h of HISTOGRAM_KEYS) for (const [b, n] of Object.entries(other.histograms[h])) this.count(h, b, n);
+    this.data.maxima.DocSizeMax = Math.max(this.data.maxima.DocSizeMax, other.maxima.DocSizeMax);
+    this.data.maxima.DLTimeMax = Math.max(this.data.maxima.DLTimeMax, other.maxima.DLTimeMax);
+    this.data.discrete.QueueLength += other.discrete.QueueLength;
+    if (other.discrete.CrawlStarted > 0 && (this.data.discrete.CrawlStarted === 0 || other.discrete.CrawlStarted < this.data.discrete.CrawlStarted)) {
+      this.data.discrete.CrawlStarted = other.discrete.CrawlStarted;
+    }
+    this.data.discrete.CrawlEnded = Math.max(this.data.discrete.CrawlEnded, other.discrete.CrawlEnded);
+    this.data.discrete.Epoch = Math.max(this.data.discrete.Epoch, other.discrete.Epoch);
+    this.data.discrete.LastRefresh = Math.max(this.data.discrete.LastRefresh, other.discrete.LastRefresh);
+    if (other.discrete.LastUri) this.data.discrete.LastUri = other.discrete.LastUri;
+  }
+}
