@@ -1,0 +1,75 @@
+// Egress policy and pinned DNS.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { classifyAddress, EgressChecker, SiteResolver, type Resolved } from '../../src/fetch/egress.ts';
+
+const closed = { allowLoopback: false, allowPrivateNetworks: false, allowLinkLocal: false, allowIps: [], denyIps: [] };
+
+describe('egress', () => {
+  const classes: Array<[string, string]> = [
+    ['127.0.0.1', 'loopback'], ['127.4.5.6', 'loopback'], ['::1', 'loopback'], ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['172.32.0.1', 'public'],
+    ['192.168.1.1', 'private'], ['100.64.0.1', 'private'], ['fd12::1', 'private'], ['169.254.1.1', 'link-local'], ['fe80::1', 'link-local'],
+    ['169.254.169.254', 'metadata'], ['fd00:ec2::254', 'metadata'], ['0.0.0.0', 'unspecified'], ['224.0.0.1', 'multicast'], ['8.8.8.8', 'public'],
+    ['2001:4860::8888', 'public'], ['::ffff:10.0.0.1', 'private'], ['::ffff:127.0.0.1', 'loopback'],
+  ];
+  for (const [ip, cls] of classes) it(`${ip} is ${cls}`, () => assert.equal(classifyAddress(ip), cls));
+
+  it('refuses loopback, private, link-local and metadata by default, naming the switch', () => {
+    const c = new EgressChecker(closed);
+    assert.equal(c.check('8.8.8.8').allowed, true);
+    const d = c.check('127.0.0.1');
+    assert.equal(d.allowed, false);
+    assert.match(d.reason!, /allow_loopback/);
+    assert.match(c.check('10.0.0.1').reason!, /allow_private_networks/);
+    assert.match(c.check('169.254.169.254').reason!, /allow_ips/);
+  });
+
+  it('switches open one class each; allow_ips and deny_ips win', () => {
+    const c = new EgressChecker({ ...closed, allowLoopback: true, allowIps: ['10.9.0.0/16'], denyIps: ['127.0.0.9', '8.8.8.0/24'] });
+    assert.equal(c.check('127.0.0.1').allowed, true);
+    assert.equal(c.check('127.0.0.9').allowed, false);
+    assert.equal(c.check('8.8.8.8').allowed, false);
+    assert.equal(c.check('10.9.1.1').allowed, true);
+    assert.equal(c.check('10.8.1.1').allowed, false);
+    assert.equal(c.check('169.254.169.254').allowed, false); // allow_link_local is off, and metadata needs allow_ips anyway
+    assert.equal(new EgressChecker({ ...closed, allowLinkLocal: true }).check('169.254.169.254').allowed, false);
+    assert.equal(new EgressChecker({ ...closed, allowIps: ['169.254.169.254'] }).check('169.254.169.254').allowed, true);
+  });
+
+  it('resolves once per TTL and pins the answer, so a changed DNS answer is not used', async () => {
+    let answer: Resolved[] = [{ address: '93.184.216.34', family: 4 }];
+    let lookups = 0;
+    let now = 0;
+    const r = new SiteResolver(new EgressChecker(closed), 60_000, async () => {
+      lookups++;
+      return answer;
+    }, () => now);
+    assert.deepEqual(await r.resolve('example.test'), { ok: true, address: '93.184.216.34', family: 4 });
+    answer = [{ address: '127.0.0.1', family: 4 }]; // a rebinding attempt
+    now = 59_000;
+    assert.deepEqual(r.pinned('example.test'), { ok: true, address: '93.184.216.34', family: 4 });
+    assert.deepEqual(await r.resolve('example.test'), { ok: true, address: '93.184.216.34', family: 4 });
+    assert.equal(lookups, 1);
+    assert.equal(r.lookups, 1);
+    now = 61_000;
+    const again = await r.resolve('example.test');
+    assert.equal(again.ok, false);
+    assert.match((again as { reason: string }).reason, /loopback/);
+    assert.equal(lookups, 2);
+  });
+
+  it('refuses a name when any of its addresses is refused', async () => {
+    const r = new SiteResolver(new EgressChecker(closed), 1000, async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }]);
+    const res = await r.resolve('split.test');
+    assert.equal(res.ok, false);
+  });
+
+  it('reports DNS failures as DNS errors', async () => {
+    const r = new SiteResolver(new EgressChecker(closed), 1000, async () => {
+      throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
+    });
+    const res = await r.resolve('nxdomain.test');
+    assert.deepEqual(res, { ok: false, reason: 'DNS: ENOTFOUND for nxdomain.test', dnsError: true });
+    assert.equal(r.lookupFailures, 1);
+  });
+});

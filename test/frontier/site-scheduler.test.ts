@@ -1,0 +1,73 @@
+// The politeness rule, on a fake clock: starts at least `delay` apart per gate, at most max_pending outstanding.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SiteScheduler } from '../../src/frontier/site-scheduler.ts';
+
+const policy = (over: Partial<ConstructorParameters<typeof SiteScheduler>[0]> = {}) => ({ delayMs: () => 1000, maxPending: 2, maxSites: 10, maxInterDocs: undefined, maxBackoffDelayMs: 600_000, ...over });
+
+describe('site scheduler', () => {
+  it('spaces request starts by the delay and caps outstanding requests', () => {
+    const s = new SiteScheduler(policy());
+    const a = s.addWork('http://a:80', 5);
+    assert.deepEqual(s.ready(0).sites, [a]);
+    s.started(a, 0);
+    const r = s.ready(500);
+    assert.deepEqual(r.sites, []);
+    assert.equal(r.nextMs, 1000);
+    assert.deepEqual(s.ready(1000).sites, [a]);
+    s.started(a, 1000);
+    assert.deepEqual(s.ready(5000).sites, []); // two outstanding: max_pending reached
+    s.finished(a, true);
+    assert.deepEqual(s.ready(5000).sites, [a]);
+  });
+
+  it('shares the clock of sites bound to one IP address', () => {
+    const s = new SiteScheduler(policy({ maxPending: 1 }));
+    const a = s.addWork('http://a:80', 1);
+    const b = s.addWork('http://b:80', 1);
+    s.bindGate(a, '10.0.0.1');
+    s.bindGate(b, '10.0.0.1');
+    assert.equal(s.ready(0).sites.length, 2);
+    s.started(a, 0);
+    const r = s.ready(10);
+    assert.deepEqual(r.sites, []);
+    assert.equal(r.nextMs, 1000);
+  });
+
+  it('honours a pause (Retry-After) up to max_backoff_delay', () => {
+    const s = new SiteScheduler(policy({ maxBackoffDelayMs: 5000 }));
+    const a = s.addWork('http://a:80', 2);
+    s.pause(a, 3000, 0);
+    assert.equal(s.ready(0).nextMs, 3000);
+    s.pause(a, 999_999, 0);
+    assert.equal(s.ready(0).nextMs, 5000);
+  });
+
+  it('backs off after connection failures', () => {
+    const s = new SiteScheduler(policy());
+    const a = s.addWork('http://a:80', 5);
+    a.failures = 2;
+    s.started(a, 0);
+    assert.ok(a.gate.nextStartMs >= 4000, String(a.gate.nextStartMs));
+  });
+
+  it('keeps at most max_sites active and rotates after max_inter_docs', () => {
+    const s = new SiteScheduler(policy({ maxSites: 1, maxInterDocs: 2, delayMs: () => 0 }));
+    const a = s.addWork('http://a:80', 10);
+    const b = s.addWork('http://b:80', 10);
+    assert.deepEqual(s.ready(0).sites, [a]);
+    for (let i = 0; i < 2; i++) {
+      s.started(a, i);
+      s.finished(a, true);
+    }
+    assert.deepEqual(s.ready(10).sites, [b]);
+  });
+
+  it('is idle when no site has work and nothing is in flight', () => {
+    const s = new SiteScheduler(policy());
+    const a = s.addWork('http://a:80', 1);
+    assert.equal(s.idle(), false);
+    a.queued = 0;
+    assert.equal(s.idle(), true);
+  });
+});
