@@ -284,7 +284,7 @@ const WORKQUEUE_PRIORITY = section({
 
 // ------------------------------------------------------------------ 2.2.4.17
 
-const linkFlag = (name: string, key: string, def: boolean, what: string) =>
+const linkFlag = <const N extends string, const K extends string>(name: N, key: K, def: boolean, what: string) =>
   attrib({ name, key, type: 'boolean', default: def, meaning: `Extract links from ${what}.`, spec: 'MS-FSCCFG 2.2.4.17' });
 
 const LINK_EXTRACTION = section({
@@ -381,7 +381,7 @@ const WEIGHTS = section({
   ],
 });
 
-const changefreq = (name: string, def: number) =>
+const changefreq = <const N extends string>(name: N, def: number) =>
   attrib({ name, key: name, type: 'real', default: def, min: 0, max: 1, meaning: name === 'default' ? 'Weight of URIs without a changefreq.' : `Weight of changefreq "${name}".`, spec: 'MS-FSCCFG 2.2.4.26' });
 
 const SITEMAP_WEIGHTS = section({
