@@ -50,7 +50,10 @@ export function renderConfigReference(): string {
   let table: string[] = [];
   let heading = '';
   const flush = (): void => {
-    if (table.length === 0) return;
+    if (table.length === 0) {
+      out.push(heading, '');
+      return;
+    }
     out.push(heading, '', '| Parameter | Type | Default | Where | Meaning |', '|---|---|---|---|---|', ...table, '');
     table = [];
   };

@@ -411,7 +411,7 @@ const CRAWLMODE = section({
 
 const POST_PAYLOAD = section({
   name: 'post_payload', key: 'postPayload', meaning: 'Payloads POSTed to matching URIs.', spec: 'MS-FSCCFG 2.2.4.29', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri | prefix:uri>', key: 'payload', type: 'string', nameCheck: checkPostPayloadName, meaning: 'The body POSTed to the URI (exact) or to URIs with the prefix.', spec: 'MS-FSCCFG 2.2.4.29' }),
+  dynamicAttrib: attrib({ name: '<uri or prefix:uri>', key: 'payload', type: 'string', nameCheck: checkPostPayloadName, meaning: 'The body POSTed to the URI (exact) or to URIs with the prefix.', spec: 'MS-FSCCFG 2.2.4.29' }),
 });
 
 // ------------------------------------------------------------------ 2.2.4.30

@@ -26,13 +26,16 @@ export function checkRules(c: CollectionConfig, out: Diagnostic[]): void {
 
 function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic[]): void {
   const tree = effectiveTree(c, node);
-  const at = (path: string): Pick<Diagnostic, 'location'> => {
-    const loc = (node !== undefined ? locationOf(c, `@node:${node}.${path}`) : undefined) ?? locationOf(c, path) ?? locationOf(c, '');
+  // Under a node, the override that breaks the rule is where it is reported: the
+  // parameter itself, else a related one (causes) that the node sets.
+  const at = (path: string, causes: readonly string[]): Pick<Diagnostic, 'location'> => {
+    const nodeLoc = node !== undefined ? [path, ...causes].map((p) => locationOf(c, `@node:${node}.${p}`)).find((l) => l !== undefined) : undefined;
+    const loc = nodeLoc ?? locationOf(c, path) ?? locationOf(c, '');
     return loc ? { location: loc } : {};
   };
   const under = node !== undefined ? ` under <Node name="${node}">` : '';
-  const err = (code: Diagnostic['code'], param: string, message: string, severity: Diagnostic['severity'] = 'error'): void => {
-    out.push({ severity, code, collection: c.name, param, message: message + under, ...at(param) });
+  const err = (code: Diagnostic['code'], param: string, message: string, severity: Diagnostic['severity'] = 'error', causes: readonly string[] = []): void => {
+    out.push({ severity, code, collection: c.name, param, message: message + under, ...at(param, causes) });
   };
   const s = resolveSettings(c, node !== undefined ? { node } : {});
 
@@ -94,7 +97,7 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
     }
     const refresh = sub.attribs.get('refresh');
     if (typeof refresh === 'number' && refresh >= s.refreshMin) {
-      err('TRAWL_ERR_CONFIG_RULE', `subdomains.${name}.refresh`, `sub-collection ${JSON.stringify(name)} has refresh ${refresh} min, not lower than the collection's ${s.refreshMin} min; MS-FSCCFG 2.2.4.33 requires it to be lower`);
+      err('TRAWL_ERR_CONFIG_RULE', `subdomains.${name}.refresh`, `sub-collection ${JSON.stringify(name)} has refresh ${refresh} min, not lower than the collection's ${s.refreshMin} min; MS-FSCCFG 2.2.4.33 requires it to be lower`, 'error', ['refresh']);
     }
     const subSettings = resolveSettings(c, node !== undefined ? { node, subcollection: name } : { subcollection: name });
     if (subSettings.javascriptKeepHtml && !subSettings.useJavascript) {

@@ -37,10 +37,10 @@ function report(ctx: Ctx, d: Omit<Diagnostic, 'severity' | 'collection'> & { sev
   ctx.diagnostics.push({ severity: 'error', ...(ctx.collection !== undefined ? { collection: ctx.collection } : {}), ...d });
 }
 
-function checkStrayText(el: XmlElement, ctx: Ctx, what: string): void {
+function checkStrayText(el: XmlElement, ctx: Ctx, what: string, param?: string): void {
   for (const t of el.textLocs) {
     if (t.text.trim() !== '') {
-      report(ctx, { code: 'TRAWL_ERR_CONFIG_STRUCTURE', location: t.loc, message: `unexpected text ${JSON.stringify(t.text.trim().slice(0, 40))} inside <${what}>` });
+      report(ctx, { code: 'TRAWL_ERR_CONFIG_STRUCTURE', location: t.loc, ...(param ? { param } : {}), message: `unexpected text ${JSON.stringify(t.text.trim().slice(0, 40))} inside <${what}>` });
       return;
     }
   }
@@ -113,7 +113,7 @@ function reportUnknown(kind: 'attrib' | 'section', name: string, el: XmlElement,
   if (elsewhere.length > 0) {
     report(ctx, {
       code: 'TRAWL_ERR_CONFIG_PLACE', location: el.loc, param,
-      message: `${name} is not allowed in ${scopeLabel(place, path)}; it belongs in ${elsewhere.slice(0, 3).map((p) => p || 'the collection').join(', ')}`,
+      message: `${name} is not allowed in ${scopeLabel(place, path)}; it belongs in ${elsewhere.slice(0, 3).map((p) => (p.includes('.') ? p : 'the collection')).join(', ')}`,
     });
     return;
   }
@@ -242,7 +242,7 @@ function readAttrib(el: XmlElement, def: SectionDef, into: SectionNode, place: P
   }
   let value: ParamValue | undefined;
   if (adef.type === 'list-string') {
-    checkStrayText(el, ctx, `attrib name="${name}"`);
+    checkStrayText(el, ctx, `attrib name="${name}"`, param);
     const members: string[] = [];
     let bad = false;
     for (const child of el.children) {
@@ -307,7 +307,7 @@ function readSectionElement(el: XmlElement, def: SectionDef, into: SectionNode, 
 }
 
 function readChildren(el: XmlElement, def: SectionDef, into: SectionNode, place: Place, path: string, ctx: Ctx): void {
-  checkStrayText(el, ctx, el.name);
+  checkStrayText(el, ctx, el.name, path || undefined);
   for (const child of el.children) {
     switch (child.name) {
       case 'attrib':
@@ -467,10 +467,14 @@ export function readConfigXml(input: Uint8Array | string, file?: string, opts: R
     }
     seen.set(name, el.loc);
     const ctx: Ctx = { diagnostics, collection: name, locations: new Map([['', el.loc]]) };
+    const errorsBefore = diagnostics.filter((d) => d.severity === 'error').length;
     const c = readDomain(el, ctx);
     if (!c) continue;
     setLocations(c, ctx.locations);
-    if (!opts.partial) checkRules(c, diagnostics);
+    // Rules across parameters judge only a collection that was read whole: on a
+    // partly read one they report follow-on errors that are not true.
+    const readErrors = diagnostics.filter((d) => d.severity === 'error').length > errorsBefore;
+    if (!opts.partial && !readErrors) checkRules(c, diagnostics);
     collections.push(c);
   }
   return { document: { collections }, diagnostics };

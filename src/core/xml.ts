@@ -46,6 +46,10 @@ export function decodeUtf8(input: Uint8Array | string, opts: Pick<XmlReadOptions
   if ((input[0] === 0xff && input[1] === 0xfe) || (input[0] === 0xfe && input[1] === 0xff)) {
     throw new TrawlError(opts.encodingCode, 'the document is UTF-16; MS-FSCCFG 2 requires UTF-8', { location: { file: opts.file, line: 1, column: 1 } });
   }
+  // XML 1.0 Appendix F: "<" as UTF-16 without a byte order mark.
+  if ((input[0] === 0x3c && input[1] === 0x00) || (input[0] === 0x00 && input[1] === 0x3c)) {
+    throw new TrawlError(opts.encodingCode, 'the document is UTF-16 (without a byte order mark); MS-FSCCFG 2 requires UTF-8', { location: { file: opts.file, line: 1, column: 1 } });
+  }
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(input);
   } catch {
@@ -81,29 +85,69 @@ export function readXmlTree(input: Uint8Array | string, opts: XmlReadOptions): X
   let startLine = 1;
   let startColumn = 1;
   const here = (): SourceLocation => ({ file: opts.file, line: parser.line, column: parser.column + 1 });
+  // Offsets of line starts, to turn a character offset into a line and column.
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+  const locAt = (offset: number): SourceLocation => {
+    let lo = 0;
+    let hi = lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (lineStarts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { file: opts.file, line: lo + 1, column: offset - lineStarts[lo]! + 1 };
+  };
+  // Where the last markup ended; text (and a DOCTYPE) starts at the first non-space after it.
+  let markupEnd = 0;
+  const nextNonSpace = (): SourceLocation => {
+    let o = markupEnd;
+    while (o < text.length && /\s/.test(text[o]!)) o++;
+    return locAt(o);
+  };
+  let lastClosed: XmlElement | undefined;
   const fail = (code: ErrorCode, message: string, loc: SourceLocation = here()): never => {
     throw new TrawlError(code, message, { location: loc });
   };
 
   parser.on('error', (err) => {
     // saxes prefixes "file:line:col: "; the location is reported separately.
-    fail(opts.malformedCode, `malformed XML: ${err.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '')}`);
+    const what = err.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '');
+    if (what === 'unexpected close tag.' && lastClosed) {
+      const closing = /<\/\s*([^\s>]+)\s*>$/.exec(text.slice(0, parser.position))?.[1] ?? '?';
+      if (stack.some((e) => e.name === closing)) {
+        fail(opts.malformedCode, `malformed XML: <${lastClosed.name}> is not closed before </${closing}>`, lastClosed.loc);
+      }
+      fail(opts.malformedCode, `malformed XML: </${closing}> does not match <${lastClosed.name}> (line ${lastClosed.loc.line})`);
+    }
+    const unclosed = /^unclosed tag: /.test(what) ? stack[stack.length - 1] : undefined;
+    if (unclosed) fail(opts.malformedCode, `malformed XML: <${unclosed.name}> is never closed`, unclosed.loc);
+    if (what === 'text data outside of root node.') fail(opts.malformedCode, `malformed XML: ${what}`, nextNonSpace());
+    fail(opts.malformedCode, `malformed XML: ${what}`);
+  });
+  parser.on('comment', () => {
+    // saxes reports a comment before it has read the final ">".
+    markupEnd = text.indexOf('-->', parser.position - 3) + 3;
   });
   parser.on('xmldecl', (decl) => {
+    markupEnd = parser.position;
     if (decl.version !== undefined && decl.version !== '1.0') fail(opts.encodingCode, `XML version ${decl.version}; only XML 1.0 is read`);
     if (decl.encoding !== undefined && !/^utf-?8$/i.test(decl.encoding)) {
       fail(opts.encodingCode, `declared encoding ${decl.encoding}; only UTF-8 is read`);
     }
   });
   parser.on('doctype', () => {
-    fail(opts.doctypeCode, 'DOCTYPE declarations are refused: no DTD, no entity declarations, no external entities');
+    const at = nextNonSpace();
+    fail(opts.doctypeCode, 'DOCTYPE declarations are refused: no DTD, no entity declarations, no external entities', at);
   });
   parser.on('processinginstruction', (pi) => {
     fail(opts.malformedCode, `processing instruction <?${pi.target} …?> is not allowed here`);
   });
   parser.on('opentagstart', (tag) => {
-    startLine = parser.line;
-    startColumn = Math.max(1, parser.column - tag.name.length);
+    // saxes has read "<", the name and the character after it.
+    const at = locAt(parser.position - tag.name.length - 2);
+    startLine = at.line!;
+    startColumn = at.column!;
   });
   parser.on('opentag', (tag) => {
     if (stack.length >= maxDepth) fail(opts.malformedCode, `elements nest deeper than ${maxDepth} levels`);
@@ -114,15 +158,17 @@ export function readXmlTree(input: Uint8Array | string, opts: XmlReadOptions): X
     if (parent) parent.children.push(el);
     else root = el;
     stack.push(el);
+    markupEnd = parser.position;
   });
   parser.on('closetag', () => {
-    stack.pop();
+    lastClosed = stack.pop();
+    markupEnd = parser.position;
   });
   const onText = (t: string): void => {
     const el = stack[stack.length - 1];
     if (!el) return; // whitespace around the root; saxes rejects anything else
     el.text += t;
-    el.textLocs.push({ text: t, loc: here() });
+    el.textLocs.push({ text: t, loc: nextNonSpace() });
   };
   parser.on('text', onText);
   parser.on('cdata', onText);

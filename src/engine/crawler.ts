@@ -138,6 +138,8 @@ export class CollectionCrawl {
   private wakeUp: (() => void) | undefined;
   private readonly abort = new AbortController();
   private linkFlags!: LinkFlags;
+  /** Checksums of documents being stored right now, so two concurrent fetches of equal content are seen as duplicates. */
+  private readonly claimed = new Map<string, string>();
 
   constructor(config: CollectionConfig, opts: CrawlerOptions) {
     this.config = config;
@@ -367,7 +369,7 @@ export class CollectionCrawl {
           this.inFlight++;
           const stats = { bytesIn: 0, bytesOut: 0, requests: 0 };
           try {
-            const r = await this.robots.fetch(site.site, stats, this.abort.signal);
+            const r = await this.robots.fetch(site.site, stats, this.abort.signal, () => this.sched.sent(site, this.now()));
             this.c.robotsRequests += stats.requests;
             this.c.bytesIn += stats.bytesIn;
             const st = this.statsFor(site.site);
@@ -408,6 +410,14 @@ export class CollectionCrawl {
     const st = this.statsFor(site.site);
     // robots.txt is consulted when the URI is about to be fetched (its rules may be newer than the link).
     const robots = this.robots.known(site.site);
+    if (robots?.unreachable) {
+      // robots.txt could not even be requested: every URI of the site fails the same way, without a request.
+      const st2 = this.statsFor(site.site);
+      await this.process(site, uri, await this.store.getRecord(this.rt.name, uri.url), {
+        kind: 'failure', code: 'co', errorKey: 'net', reason: `site unreachable (robots.txt: ${robots.unreachable})`, blocked: false, connectFailure: true, bytesIn: 0, bytesOut: 0, durationMs: 0,
+      }, settings, st2);
+      return;
+    }
     if (robots && !robots.rules.isAllowed(pathAndQuery(url))) {
       this.skipUri(site.site, 'ro', uri.url, 'disallowed by robots.txt');
       await this.commit(site, uri, undefined, [], st);
@@ -432,6 +442,8 @@ export class CollectionCrawl {
     this.sched.started(site, this.now());
     this.inFlight++;
     site.busy = false;
+    // The loop may start another request to this site now (max_pending).
+    this.notify();
     let outcome: FetchOutcome;
     try {
       outcome = await this.fetcher.fetch({
@@ -450,6 +462,7 @@ export class CollectionCrawl {
           maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
         },
         signal: this.abort.signal,
+        onSent: () => this.sched.sent(site, this.now()),
       });
     } finally {
       this.inFlight--;
@@ -670,7 +683,8 @@ export class CollectionCrawl {
       return;
     }
     if (settings.diffcheck) {
-      const original = await this.store.findByChecksum(this.rt.name, checksum, uri.url);
+      const claimedBy = this.claimed.get(checksum);
+      const original = claimedBy !== undefined && claimedBy !== uri.url ? claimedBy : await this.store.findByChecksum(this.rt.name, checksum, uri.url);
       if (original) {
         this.c.duplicates++;
         this.docSkip(st, 'cs', uri.url, `duplicate of ${original}`);
@@ -681,11 +695,17 @@ export class CollectionCrawl {
         return;
       }
     }
+    this.claimed.set(checksum, uri.url);
     const contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime });
     this.c.stored++;
     st.add('Stored');
     if (previous?.checksum && previous.checksum !== checksum) st.add('Modified');
-    await this.commit(site, uri, { ...base, status: 'stored', checksum, contentRef }, links, st);
+    try {
+      await this.commit(site, uri, { ...base, status: 'stored', checksum, contentRef }, links, st);
+    } finally {
+      // Committed (or failed): from now on the crawl store answers for this checksum.
+      this.claimed.delete(checksum);
+    }
     if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
   }
 

@@ -24,6 +24,8 @@ export interface RobotsSettings {
 }
 
 export interface SiteRobots {
+  /** robots.txt could not be fetched because no connection could be made: the site is unreachable. */
+  readonly unreachable?: string;
   readonly rules: AgentRules;
   readonly parsed: ParsedRobots;
   readonly reason: string;
@@ -78,10 +80,11 @@ export class RobotsManager {
   }
 
   /** Fetches robots.txt for the site (one request, plus redirects), stores and returns the rules. */
-  async fetch(site: string, stats: RobotsFetchStats, signal?: AbortSignal): Promise<SiteRobots> {
+  async fetch(site: string, stats: RobotsFetchStats, signal?: AbortSignal, onSent?: () => void): Promise<SiteRobots> {
     let url = new URL('/robots.txt', site);
     let outcome: RobotsFetchOutcome | undefined;
     let row: RobotsRow | undefined;
+    let unreachable: string | undefined;
     for (let hop = 0; hop <= MAX_ROBOTS_REDIRECTS && !outcome; hop++) {
       const res: FetchOutcome = await this.fetcher.fetch({
         url,
@@ -93,11 +96,13 @@ export class RobotsManager {
           cutOffBytes: this.settings.maxBytes, truncate: true, maxDecompressedBytes: this.settings.maxBytes * 4,
         },
         ...(signal ? { signal } : {}),
+        ...(onSent ? { onSent } : {}),
       });
       stats.requests++;
       stats.bytesIn += res.bytesIn;
       stats.bytesOut += res.bytesOut;
       if (res.kind === 'failure') {
+        if (res.connectFailure || res.blocked) unreachable = res.reason;
         const timeout = res.errorKey === 'ttl';
         outcome = timeout ? { kind: 'timeout' } : { kind: 'network-error' };
         row = { fetchedMs: this.now(), status: timeout ? 0 : -1, body: new Uint8Array() };
@@ -124,9 +129,10 @@ export class RobotsManager {
       outcome = { kind: 'too-many-redirects' };
       row = { fetchedMs: this.now(), status: -2, body: new Uint8Array() };
     }
-    await this.store.putRobots(this.collection, site, row!);
+    // An unreachable site is not cached: the next cycle tries again.
+    if (!unreachable) await this.store.putRobots(this.collection, site, row!);
     const r = robotsFromOutcome(outcome, { authIgnore: this.settings.authIgnore, toutIgnore: this.settings.toutIgnore });
-    const out = { rules: r.robots.forAgent(this.settings.productToken), parsed: r.robots, reason: r.reason, fromCache: false };
+    const out: SiteRobots = { rules: r.robots.forAgent(this.settings.productToken), parsed: r.robots, reason: r.reason, fromCache: false, ...(unreachable ? { unreachable } : {}) };
     this.memo.set(site, out);
     return out;
   }

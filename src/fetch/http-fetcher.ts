@@ -16,6 +16,7 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import type { LookupFunction } from 'node:net';
+import { subscribe } from 'node:diagnostics_channel';
 import type { DocSkipCode } from '../core/skip-codes.ts';
 import type { SiteResolver } from './egress.ts';
 
@@ -48,6 +49,33 @@ export interface FetchRequest {
   /** A POST body (post_payload), sent as application/x-www-form-urlencoded. */
   readonly postBody?: string;
   readonly signal?: AbortSignal;
+  /** Called when the request's headers are written to the socket (politeness counts from there). */
+  readonly onSent?: () => void;
+}
+
+/**
+ * "Request sent" notifications, from undici's diagnostics channel. The
+ * scheduler spaces requests from the moment they really leave, not from the
+ * moment they were queued: a first request that waits for a new connection
+ * must not let the next one reach the server early.
+ */
+const sentWaiters = new Map<string, () => void>();
+let subscribed = false;
+function onSentKey(origin: string, path: string): string {
+  return `${origin}\u0000${path}`;
+}
+function subscribeSent(): void {
+  if (subscribed) return;
+  subscribed = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const { request } = message as { request: { origin: string; path: string } };
+    const key = onSentKey(String(request.origin), request.path);
+    const w = sentWaiters.get(key);
+    if (w) {
+      sentWaiters.delete(key);
+      w();
+    }
+  });
 }
 
 export type ErrorKey = 'net' | 'ttl' | 'int';
@@ -248,6 +276,11 @@ export class HttpFetcher {
     const timeout = AbortSignal.timeout(req.limits.fetchTimeoutMs);
     const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     let bytesIn = 0;
+    const sentKey = onSentKey(req.url.origin, path);
+    if (req.onSent) {
+      subscribeSent();
+      sentWaiters.set(sentKey, req.onSent);
+    }
     try {
       const res = await request(req.url, {
         method: req.postBody !== undefined ? 'POST' : 'GET',
@@ -276,6 +309,8 @@ export class HttpFetcher {
       if (req.signal?.aborted) return { kind: 'failure', code: 'ot', errorKey: 'int', reason: 'aborted: the crawl is stopping', blocked: false, connectFailure: false, bytesIn, bytesOut, durationMs: elapsed() };
       const c = classifyError(err, timeout.aborted);
       return { kind: 'failure', ...c, blocked: false, bytesIn, bytesOut: c.connectFailure ? 0 : bytesOut, durationMs: elapsed() };
+    } finally {
+      sentWaiters.delete(sentKey);
     }
   }
 

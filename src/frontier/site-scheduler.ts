@@ -169,6 +169,15 @@ export class SiteScheduler {
     s.gate.nextStartMs = now + Math.max(this.policy.delayMs(s), backoff);
   }
 
+  /**
+   * The request really left (its headers are on the wire): the next start
+   * waits `delay` from now, so the gap the server sees is never shorter
+   * than the delay, even when this request waited for a connection.
+   */
+  sent(s: SiteState, now: number): void {
+    s.gate.nextStartMs = Math.max(s.gate.nextStartMs, now + this.policy.delayMs(s));
+  }
+
   finished(s: SiteState, counted: boolean): void {
     s.inFlight--;
     if (counted) {

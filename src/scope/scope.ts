@@ -130,11 +130,22 @@ export interface BasicScopeOptions {
   readonly maxUrlParams: number;
 }
 
-/** Counts how often the most repeated path segment sequence repeats back to back (a/b/a/b → 2). */
+/**
+ * How often a path pattern recurs, for max_uri_recursion ("the maximum
+ * number of times a pattern can be appended to successors of a URI"): the
+ * larger of the most frequent single segment (/a/x/a/y/a → 3) and the
+ * longest back-to-back run of a segment sequence (/a/b/a/b → 2).
+ */
 export function pathRepetitions(pathname: string): number {
   const segs = pathname.split('/').filter(Boolean);
-  let worst = 1;
-  for (let len = 1; len <= Math.floor(segs.length / 2); len++) {
+  let worst = segs.length > 0 ? 1 : 0;
+  const counts = new Map<string, number>();
+  for (const s of segs) {
+    const n = (counts.get(s) ?? 0) + 1;
+    counts.set(s, n);
+    if (n > worst) worst = n;
+  }
+  for (let len = 2; len <= Math.floor(segs.length / 2); len++) {
     for (let start = 0; start + 2 * len <= segs.length; start++) {
       let reps = 1;
       while (start + (reps + 1) * len <= segs.length && segs.slice(start, start + len).join('/') === segs.slice(start + reps * len, start + (reps + 1) * len).join('/')) reps++;

@@ -59,7 +59,7 @@ describe('trawl CLI', () => {
     assert.equal(lines.length, 3, r.err);
     assert.match(lines[0]!, /bad\.xml:4:5: error TRAWL_ERR_CONFIG_UNKNOWN: collection "c", dealy: .*did you mean "delay"\?/);
     assert.match(lines[1]!, /bad\.xml:5:5: error TRAWL_ERR_CONFIG_TYPE: collection "c", max_pending: expected a whole number/);
-    assert.match(lines[2]!, /bad\.xml:6:30: error TRAWL_ERR_CONFIG_VALUE: collection "c", storage\.datastore: expected one of flatfile, bstore, got "tape"/);
+    assert.match(lines[2]!, /bad\.xml:6:29: error TRAWL_ERR_CONFIG_VALUE: collection "c", storage\.datastore: expected one of flatfile, bstore, got "tape"/);
     assert.match(r.out, /bad\.xml: INVALID \(3 errors\)/);
     assert.match(r.out, /good\.xml: OK \(1 collection: c\)/);
   });

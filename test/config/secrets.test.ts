@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createDecipheriv } from 'node:crypto';
-import { TrawlError } from '../../src/core/errors.ts';
+import type { TrawlError } from '../../src/core/errors.ts';
 import { encryptSecret, generateKeyBytes, keyFilePath, loadKeyFile, parseKeyFile, redactCollection, revealSecret } from '../../src/config/secrets.ts';
 import { readConfigXml } from '../../src/config/xml-reader.ts';
 import { writeConfigXml } from '../../src/config/writer.ts';

@@ -1,0 +1,1127 @@
+/**
+ * Reads the Elastic Open Crawler's YAML crawl configuration (the
+ * `elastic/crawler` project, config/crawler.yml.example) into the same
+ * model as MS-FSCCFG XML: one collection per file.
+ *
+ *   text ─► yaml (YAML 1.1, as the crawler's Ruby loader reads it: yes/no
+ *           booleans, 5_242_880 integers, << merge keys; positions from a
+ *           LineCounter)
+ *        ─► plain tree with a position and key path on every node; top-level
+ *           dotted keys (`elasticsearch.host: …`) nested as the crawler does
+ *        ─► the MAPPING tables below, every value checked against the
+ *           parameter registry at its YAML position
+ *        ─► write-back check (writeConfigXml → readConfigXml) and checkRules
+ *        ─► { document, diagnostics }
+ *
+ * Mapping (Elastic key → trawl parameter):
+ *
+ *   domains[].url                 include_domains.exact += host (no port: the
+ *                                 domain rules match the host name only),
+ *                                 include_uris.prefix += "scheme://host[:port]/"
+ *                                 (so scheme and port stay part of the domain,
+ *                                 as in Elastic), allowed_schemes += scheme.
+ *                                 The URL may not have a path, query or user.
+ *   domains[].seed_urls           start_uris; a domain without seeds is seeded
+ *                                 with its URL + "/", as Elastic does
+ *   domains[].sitemap_urls        trawl_sitemaps.urls, and use_sitemaps yes
+ *   domains[].crawl_rules[]       trawl_crawl_rules.<domain URL>.rules, members
+ *                                 "allow|disallow begins|ends|contains|regex P";
+ *                                 policy deny (Open Crawler) and disallow (App
+ *                                 Search) are both written as disallow
+ *   sitemap_discovery_disabled    trawl_sitemaps.robots_discovery (negated);
+ *                                 `false` also turns use_sitemaps on
+ *   max_crawl_depth n             crawlmode.mode DEPTH:n-1 (Elastic gives seed
+ *                                 URLs depth 1; trawl counts hops from them)
+ *   max_title_size …              trawl_limits.max_title_bytes, max_body_bytes,
+ *   max_*_size, max_*_count         max_keywords_bytes, max_description_bytes,
+ *                                   max_indexed_links, max_headings,
+ *                                   max_links_per_page (max_extracted_links_count)
+ *   max_url_length/segments/params  trawl_limits.max_url_length/segments/params
+ *   max_unique_url_count          trawl_limits.max_unique_urls
+ *   max_duration                  trawl_limits.max_crawl_duration
+ *   max_response_size             cut_off, and truncate no (Elastic drops an
+ *                                 oversize response; it does not truncate it)
+ *   max_redirects                 max_redirects
+ *   request_timeout               fetch_timeout
+ *   connect_timeout               trawl_limits.connect_timeout
+ *   compression_enabled           accept_compression
+ *   user_agent                    headers ["User-Agent: …"]
+ *   loopback_allowed              trawl_egress.allow_loopback
+ *   private_networks_allowed      trawl_egress.allow_private_networks
+ *   output_sink + output_dir,     trawl_sinks.<console|file|elasticsearch>:
+ *   output_index, elasticsearch     type, output_dir (file; Elastic's default
+ *                                   ./crawled_docs), index, url (host + port),
+ *                                   username, password, api_key, pipeline
+ *                                   (Elastic's default ent-search-generic-ingestion
+ *                                   unless pipeline_enabled is false)
+ *   http_proxy_host/port/         proxy ["http://user:password@host:port"];
+ *   username/password/protocol      port 8080 when absent, as in Elastic; https
+ *                                   proxies and credentials the proxy syntax
+ *                                   cannot hold are reported, not applied
+ *   auth[] (type basic)           passwd."<scheme://host[:port]/>" = "user:password";
+ *                                 over plain http only with http_auth_allowed
+ *   crawl_id                      the collection's name (else the file's name)
+ *
+ * Not supported: every other setting the crawler defines (extraction_rulesets,
+ * exclude_tags, schedule, binary_content_extraction_*, threads_per_crawl,
+ * ssl_*, log_level, event_logs, purge_crawl_enabled, head_requests_enabled,
+ * full_html_extraction_enabled, socket_timeout, default_encoding,
+ * elasticsearch.bulk_api, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED warning, one
+ * per key, saying it is not applied. A key the crawler does not define is a
+ * TRAWL_ERR_CONFIG_YAML error with a "did you mean". ERB templates
+ * (`<%= ENV['X'] %>`) are not evaluated: such a value is read as written, with
+ * a warning.
+ *
+ * Only what the YAML sets is mapped: an absent key leaves trawl's default,
+ * and some of those differ from Elastic's (max_crawl_depth 10 vs FULL,
+ * max_unique_url_count 100000 and max_duration 24 h vs no limit,
+ * max_response_size 10 MB vs no cut_off, request_timeout 60 s vs
+ * fetch_timeout 300 s, robots.txt sitemaps on vs use_sitemaps no, an
+ * elasticsearch sink vs none). Write them in the YAML to keep Elastic's.
+ */
+
+import { basename, extname } from 'node:path';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import type { SourceLocation } from '../core/errors.ts';
+import { didYouMean, type Diagnostic } from './diagnostics.ts';
+import { childSection, emptySection, setLocations, type CollectionConfig, type SectionNode } from './model.ts';
+import { COLLECTION, findAttrib, findSection } from './registry.ts';
+import { checkRules } from './rules.ts';
+import type { AttribDef, ParamValue, SectionDef } from './schema.ts';
+import { INT32_MAX, INT32_MIN } from './values.ts';
+import { writeConfigXml } from './writer.ts';
+import { readConfigXml, type ReadResult } from './xml-reader.ts';
+
+// ================================================================== mapping
+
+type Scalar = number | boolean | string;
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth';
+
+/** How one Elastic key becomes trawl configuration. */
+type Rule =
+  | {
+      readonly kind: 'value';
+      readonly as: 'integer' | 'boolean' | 'string';
+      /** The trawl parameter, as a dotted path of registry names. */
+      readonly to: string;
+      /** A lower bound of Elastic's own, checked before `map`, and why. */
+      readonly min?: number;
+      readonly minWhy?: string;
+      readonly map?: (v: Scalar) => ParamValue;
+      /** Further parameters set with it. */
+      readonly also?: Readonly<Record<string, ParamValue>>;
+    }
+  | { readonly kind: 'handler'; readonly handler: Handler }
+  /** Read by the reader of the mapping that holds it (a domain, a crawl rule, …). */
+  | { readonly kind: 'field' }
+  | { readonly kind: 'unsupported'; readonly hint?: string };
+
+type JsOf<T> = T extends 'integer' ? number : T extends 'boolean' ? boolean : string;
+
+function value<T extends 'integer' | 'boolean' | 'string'>(
+  as: T,
+  to: string,
+  opts: { min?: number; minWhy?: string; map?: (v: JsOf<T>) => ParamValue; also?: Record<string, ParamValue> } = {},
+): Rule {
+  return { kind: 'value', as, to, ...opts, map: opts.map as ((v: Scalar) => ParamValue) | undefined };
+}
+const by = (handler: Handler): Rule => ({ kind: 'handler', handler });
+const none = (hint?: string): Rule => ({ kind: 'unsupported', ...(hint !== undefined ? { hint } : {}) });
+const field: Rule = { kind: 'field' };
+
+const PER_DOMAIN = 'give it per domain under domains[]; the Elastic crawler computes the top-level value from domains';
+
+/** The top level of a crawler YAML file: every key the Elastic crawler defines. */
+const TOP_LEVEL: Readonly<Record<string, Rule>> = {
+  // ------------------------------------------------ what to crawl
+  domains: by('domains'),
+  crawl_id: by('name'),
+  max_crawl_depth: value('integer', 'crawlmode.mode', { min: 1, minWhy: 'seed URLs have depth 1, so a smaller depth crawls nothing', map: (n) => `DEPTH:${n - 1}` }),
+  sitemap_discovery_disabled: value('boolean', 'trawl_sitemaps.robots_discovery', { map: (b) => !b }),
+  // ------------------------------------------------ crawl-level limits
+  max_duration: value('integer', 'trawl_limits.max_crawl_duration'),
+  max_unique_url_count: value('integer', 'trawl_limits.max_unique_urls'),
+  max_url_length: value('integer', 'trawl_limits.max_url_length'),
+  max_url_segments: value('integer', 'trawl_limits.max_url_segments'),
+  max_url_params: value('integer', 'trawl_limits.max_url_params'),
+  // ------------------------------------------------ request-level limits
+  max_redirects: value('integer', 'max_redirects'),
+  max_response_size: value('integer', 'cut_off', { also: { truncate: false } }),
+  request_timeout: value('integer', 'fetch_timeout'),
+  connect_timeout: value('integer', 'trawl_limits.connect_timeout'),
+  compression_enabled: value('boolean', 'accept_compression'),
+  user_agent: value('string', 'headers', { map: (s) => [`User-Agent: ${s}`] }),
+  // ------------------------------------------------ extraction limits
+  max_title_size: value('integer', 'trawl_limits.max_title_bytes'),
+  max_body_size: value('integer', 'trawl_limits.max_body_bytes'),
+  max_keywords_size: value('integer', 'trawl_limits.max_keywords_bytes'),
+  max_description_size: value('integer', 'trawl_limits.max_description_bytes'),
+  max_extracted_links_count: value('integer', 'trawl_limits.max_links_per_page'),
+  max_indexed_links_count: value('integer', 'trawl_limits.max_indexed_links'),
+  max_headings_count: value('integer', 'trawl_limits.max_headings'),
+  // ------------------------------------------------ network safety
+  loopback_allowed: value('boolean', 'trawl_egress.allow_loopback'),
+  private_networks_allowed: value('boolean', 'trawl_egress.allow_private_networks'),
+  // ------------------------------------------------ output
+  output_sink: by('sink'),
+  output_dir: by('sink'),
+  output_index: by('sink'),
+  elasticsearch: by('sink'),
+  // ------------------------------------------------ proxy and authentication
+  http_proxy_host: by('proxy'),
+  http_proxy_port: by('proxy'),
+  http_proxy_protocol: by('proxy'),
+  http_proxy_username: by('proxy'),
+  http_proxy_password: by('proxy'),
+  auth: by('auth'),
+  http_auth_allowed: by('auth'),
+  // ------------------------------------------------ no trawl equivalent
+  schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
+  threads_per_crawl: none('trawl\'s parallelism is per site (max_sites, max_pending)'),
+  socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
+  ssl_ca_certificates: none(),
+  ssl_verification_mode: none(),
+  binary_content_extraction_enabled: none('documents are kept by allowed_types'),
+  binary_content_extraction_mime_types: none('documents are kept by allowed_types'),
+  content_extraction_enabled: none('documents are kept by allowed_types'),
+  content_extraction_mime_types: none('documents are kept by allowed_types'),
+  default_encoding: none(),
+  head_requests_enabled: none(),
+  purge_crawl_enabled: none(),
+  full_html_extraction_enabled: none(),
+  markdown_conversion: none(),
+  log_level: none(),
+  event_logs: none(),
+  stats_dump_interval: none(),
+  url_queue: none(),
+  url_queue_size_limit: none(),
+  crawl_stage: none(),
+  sink_lock_retry_interval: none(),
+  sink_lock_max_retries: none(),
+  domain_allowlist: none(PER_DOMAIN),
+  seed_urls: none(PER_DOMAIN),
+  sitemap_urls: none(PER_DOMAIN),
+  crawl_rules: none(PER_DOMAIN),
+  extraction_rules: none(PER_DOMAIN),
+  domains_extraction_rules: none(PER_DOMAIN),
+  exclude_tags: none(PER_DOMAIN),
+  robots_txt_service: none('an internal object of the crawler'),
+  http_header_service: none('an internal object of the crawler'),
+  results_collection: none('an internal object of the crawler'),
+};
+
+/** One entry of `domains`. */
+const DOMAIN_KEYS: Readonly<Record<string, Rule>> = {
+  url: field,
+  seed_urls: field,
+  sitemap_urls: field,
+  crawl_rules: field,
+  extraction_rulesets: none('trawl has no content extraction rules'),
+  exclude_tags: none(),
+};
+
+/** One entry of `domains[].crawl_rules`. */
+const CRAWL_RULE_KEYS: Readonly<Record<string, Rule>> = { policy: field, type: field, pattern: field };
+/** Elastic policy → trawl policy (allow/deny in the Open Crawler, allow/disallow in App Search). */
+const POLICIES: Readonly<Record<string, 'allow' | 'disallow'>> = { allow: 'allow', deny: 'disallow', disallow: 'disallow' };
+const RULE_TYPES = ['begins', 'ends', 'contains', 'regex'] as const;
+/** The registry's definition of trawl_crawl_rules.<domain>.rules, whose check a rule must pass. */
+const RULES_DEF = findSection(COLLECTION, 'trawl_crawl_rules')?.dynamicSection?.attribs.find((a) => a.name === 'rules');
+
+/** `elasticsearch:` (also from the separate elasticsearch.yml). */
+const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
+  host: field,
+  port: field,
+  username: field,
+  password: field,
+  api_key: field,
+  pipeline: field,
+  pipeline_enabled: field,
+  pipeline_params: none('trawl sends no pipeline parameters'),
+  bulk_api: none(),
+  ca_fingerprint: none(),
+  ca_file: none(),
+  compression: none(),
+  request_timeout: none(),
+  retry_on_failure: none(),
+  reload_on_failure: none(),
+  delay_on_retry: none(),
+};
+
+/** One entry of `auth` (type basic: domain, username, password; type raw: domain, header). */
+const AUTH_KEYS: Readonly<Record<string, Rule>> = { domain: field, type: field, username: field, password: field, header: field };
+const SINK_TYPES = ['console', 'file', 'elasticsearch'] as const;
+const ELASTIC_DEFAULT_OUTPUT_DIR = './crawled_docs';
+const ELASTIC_DEFAULT_PIPELINE = 'ent-search-generic-ingestion';
+const ELASTIC_DEFAULT_PROXY_PORT = 8080;
+/** Values never echoed in a message. */
+const SECRET_KEYS = new Set(['password', 'api_key', 'http_proxy_password', 'header']);
+
+// ============================================================ the YAML tree
+
+interface Pos {
+  readonly line: number;
+  readonly column: number;
+}
+
+/** A YAML node with its position and key path (`domains[0].crawl_rules[1].type`). */
+type YNode =
+  | { readonly kind: 'map'; readonly pos: Pos; readonly path: string; readonly entries: YEntry[] }
+  | { readonly kind: 'seq'; readonly pos: Pos; readonly path: string; readonly items: YNode[] }
+  | { readonly kind: 'scalar'; readonly pos: Pos; readonly path: string; readonly value: unknown };
+
+interface YEntry {
+  readonly key: string;
+  readonly keyPos: Pos;
+  /** The key path of the entry, the same as `value.path`. */
+  readonly path: string;
+  readonly value: YNode;
+}
+
+type YMap = Extract<YNode, { kind: 'map' }>;
+
+/** What a diagnostic points at. */
+interface At {
+  readonly pos: Pos;
+  readonly path: string;
+}
+
+const keyAt = (e: YEntry): At => ({ pos: e.keyPos, path: e.path });
+const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
+
+class TooBig extends Error {}
+
+interface Conv {
+  readonly doc: Document;
+  readonly lc: LineCounter;
+  readonly r: Reporter;
+  budget: number;
+}
+
+const MAX_NODES = 100_000;
+const MAX_DEPTH = 64;
+
+function posAt(lc: LineCounter, offset: number | undefined, fallback: Pos): Pos {
+  if (offset === undefined) return fallback;
+  const p = lc.linePos(offset);
+  return { line: p.line, column: p.col };
+}
+
+/** Converts the yaml package's node to a YNode, resolving aliases and merge keys. */
+function convert(node: unknown, path: string, fallback: Pos, cx: Conv, depth: number): YNode {
+  if (--cx.budget < 0 || depth > MAX_DEPTH) throw new TooBig();
+  const range = (node as { range?: [number, number, number] } | null)?.range;
+  const pos = posAt(cx.lc, range?.[0], fallback);
+  if (isAlias(node)) {
+    const target = node.resolve(cx.doc);
+    if (target === undefined) {
+      cx.r.error({ pos, path }, `the alias *${node.source} names no anchor`);
+      return { kind: 'scalar', pos, path, value: null };
+    }
+    return convert(target, path, pos, cx, depth + 1);
+  }
+  if (isMap(node)) {
+    const entries: YEntry[] = [];
+    const merged: YEntry[] = [];
+    for (const pair of node.items) {
+      const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
+      const keyPos = posAt(cx.lc, keyRange?.[0], pos);
+      if (isScalar(pair.key) && typeof pair.key.value === 'symbol') {
+        // A << merge key: the entries of the map(s) it names, unless given here.
+        const sources = isSeq(pair.value) ? pair.value.items : [pair.value];
+        for (const s of sources) {
+          const m = convert(s, path, keyPos, cx, depth + 1);
+          if (m.kind === 'map') merged.push(...m.entries);
+          else cx.r.error({ pos: keyPos, path }, 'a << merge key must name a mapping or a list of mappings');
+        }
+        continue;
+      }
+      if (!isScalar(pair.key) && pair.key !== null) {
+        cx.r.error({ pos: keyPos, path }, 'a key must be a plain name, not a mapping or a list');
+        continue;
+      }
+      const raw = isScalar(pair.key) ? pair.key.value : null;
+      const key = typeof raw === 'string' ? raw : String((pair.key as { source?: string } | null)?.source ?? raw);
+      const p = join(path, key);
+      entries.push({ key, keyPos, path: p, value: convert(pair.value, p, keyPos, cx, depth + 1) });
+    }
+    const own = new Set(entries.map((e) => e.key));
+    for (const e of merged) if (!own.has(e.key)) entries.push(e);
+    return { kind: 'map', pos, path, entries };
+  }
+  if (isSeq(node)) {
+    return { kind: 'seq', pos, path, items: node.items.map((item, i) => convert(item, `${path}[${i}]`, pos, cx, depth + 1)) };
+  }
+  if (isScalar(node)) {
+    if (typeof node.value === 'string' && node.value.includes('<%')) {
+      cx.r.warn({ pos, path }, 'an ERB template (<% … %>) is not evaluated by trawl; the value is read as written', 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+    }
+    return { kind: 'scalar', pos, path, value: node.value };
+  }
+  return { kind: 'scalar', pos, path, value: null };
+}
+
+/**
+ * The crawler nests dotted top-level keys (`elasticsearch.host: x` is
+ * `elasticsearch: {host: x}`) before reading them; so does trawl. A key
+ * given both ways is merged; the same leaf twice is an error.
+ */
+function nestDottedKeys(root: YMap, r: Reporter): YMap {
+  const out: YEntry[] = [];
+  const insert = (into: YEntry[], parts: string[], e: YEntry, prefix: string): void => {
+    const [head, ...rest] = parts as [string, ...string[]];
+    const path = join(prefix, head);
+    const existing = into.find((x) => x.key === head);
+    if (rest.length === 0) {
+      if (!existing) {
+        into.push({ ...e, key: head, path });
+        return;
+      }
+      if (existing.value.kind === 'map' && e.value.kind === 'map') {
+        for (const child of e.value.entries) insert(existing.value.entries, [child.key], child, path);
+        return;
+      }
+      r.error(keyAt(e), `${path} is given twice (first on line ${existing.keyPos.line})`);
+      return;
+    }
+    let holder = existing;
+    if (!holder) {
+      holder = { key: head, keyPos: e.keyPos, path, value: { kind: 'map', pos: e.keyPos, path, entries: [] } };
+      into.push(holder);
+    }
+    if (holder.value.kind !== 'map') {
+      r.error(keyAt(e), `${e.key} conflicts with ${path} on line ${holder.keyPos.line}, which is not a mapping`);
+      return;
+    }
+    insert(holder.value.entries, rest, e, path);
+  };
+  for (const e of root.entries) {
+    const parts = e.key.split('.');
+    if (parts.some((p) => p === '')) {
+      r.error(keyAt(e), `the key ${JSON.stringify(e.key)} has an empty part between dots`);
+      continue;
+    }
+    insert(out, parts, e, '');
+  }
+  return { ...root, entries: out };
+}
+
+// ================================================================ reporting
+
+class Reporter {
+  readonly diagnostics: Diagnostic[] = [];
+  readonly file: string | undefined;
+  constructor(file: string | undefined) {
+    this.file = file;
+  }
+
+  loc(pos: Pos): SourceLocation {
+    return { ...(this.file !== undefined ? { file: this.file } : {}), line: pos.line, column: pos.column };
+  }
+
+  error(at: At, message: string, code: Diagnostic['code'] = 'TRAWL_ERR_CONFIG_YAML'): void {
+    this.push('error', at, message, code);
+  }
+
+  warn(at: At, message: string, code: Diagnostic['code'] = 'TRAWL_ERR_CONFIG_YAML'): void {
+    this.push('warning', at, message, code);
+  }
+
+  private push(severity: Diagnostic['severity'], at: At, message: string, code: Diagnostic['code']): void {
+    this.diagnostics.push({ severity, code, message, location: this.loc(at.pos), ...(at.path !== '' ? { param: at.path } : {}) });
+  }
+
+  unsupported(e: YEntry, hint: string | undefined): void {
+    this.warn(keyAt(e), `${e.path} has no trawl equivalent and is not applied${hint ? `; ${hint}` : ''}`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+  }
+
+  unknown(e: YEntry, known: Iterable<string>, where: string): void {
+    const guess = didYouMean(e.key, known);
+    this.error(keyAt(e), `unknown key ${JSON.stringify(e.key)} in ${where}${guess ? `; did you mean ${JSON.stringify(guess)}?` : ' (the Elastic crawler does not define it)'}`);
+  }
+}
+
+function describe(v: unknown, secret = false): string {
+  if (secret) return '(value hidden)';
+  if (v === null || v === undefined) return 'nothing';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)}`;
+  if (v instanceof Date) return `the date ${v.toISOString().slice(0, 10)}`;
+  if (typeof v === 'object') return Array.isArray(v) ? 'a list' : 'a mapping';
+  return String(v);
+}
+
+const kindName = (n: YNode): string => (n.kind === 'map' ? 'a mapping' : n.kind === 'seq' ? 'a list' : describe(n.value));
+const isSecret = (path: string): boolean => SECRET_KEYS.has(path.slice(path.lastIndexOf('.') + 1));
+
+/** Typed reads of YAML values; each reports what is wrong and returns undefined. */
+class Read {
+  readonly r: Reporter;
+  constructor(r: Reporter) {
+    this.r = r;
+  }
+
+  int(n: YNode): number | undefined {
+    if (n.kind === 'scalar' && typeof n.value === 'number' && Number.isInteger(n.value)) return n.value;
+    const quoted = n.kind === 'scalar' && typeof n.value === 'string' && /^[+-]?\d[\d_]*$/.test(n.value.trim());
+    this.r.error(n, `expected a whole number, got ${n.kind === 'scalar' ? describe(n.value, isSecret(n.path)) : kindName(n)}${quoted ? ' (write it without quotes)' : ''}`);
+    return undefined;
+  }
+
+  bool(n: YNode): boolean | undefined {
+    if (n.kind === 'scalar' && typeof n.value === 'boolean') return n.value;
+    const quoted = n.kind === 'scalar' && typeof n.value === 'string' && /^(?:true|false|yes|no|on|off)$/i.test(n.value.trim());
+    this.r.error(n, `expected true or false, got ${n.kind === 'scalar' ? describe(n.value) : kindName(n)}${quoted ? ' (write it without quotes)' : ''}`);
+    return undefined;
+  }
+
+  /** A string; numbers are taken as their text, as the crawler's Ruby does for names and keys. */
+  str(n: YNode): string | undefined {
+    let s: string | undefined;
+    if (n.kind === 'scalar' && typeof n.value === 'string') s = n.value.trim();
+    else if (n.kind === 'scalar' && typeof n.value === 'number' && Number.isFinite(n.value)) s = String(n.value);
+    if (s === undefined) {
+      this.r.error(n, `expected a string, got ${n.kind === 'scalar' ? describe(n.value, isSecret(n.path)) : kindName(n)}`);
+      return undefined;
+    }
+    if (s === '') {
+      this.r.error(n, 'expected a non-empty string');
+      return undefined;
+    }
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(s)) {
+      this.r.error(n, 'control characters (line breaks, tabs, …) are not allowed in this value');
+      return undefined;
+    }
+    return s;
+  }
+
+  /** A list; null (`key:` with nothing after it) is an empty list, as the crawler reads it. */
+  list(n: YNode): YNode[] | undefined {
+    if (n.kind === 'seq') return n.items;
+    if (n.kind === 'scalar' && n.value === null) return [];
+    this.r.error(n, `expected a list, got ${kindName(n)}`);
+    return undefined;
+  }
+
+  map(n: YNode): YMap | undefined {
+    if (n.kind === 'map') return n;
+    this.r.error(n, `expected a mapping (key: value lines), got ${kindName(n)}`);
+    return undefined;
+  }
+
+  /** An http(s) URL, normalised. */
+  url(n: YNode): URL | undefined {
+    const s = this.str(n);
+    if (s === undefined) return undefined;
+    let u: URL;
+    try {
+      u = new URL(s);
+    } catch {
+      this.r.error(n, `expected an absolute http or https URL, got ${describe(s)}`);
+      return undefined;
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+      this.r.error(n, `expected an http or https URL, got the scheme ${u.protocol.slice(0, -1)}`);
+      return undefined;
+    }
+    return u;
+  }
+}
+
+// ============================================================ model builder
+
+/** Walks the registry to the attrib at `path` (section names, then the attrib's name). */
+function attribDef(path: readonly string[]): { def?: AttribDef; problem?: string } {
+  let s: SectionDef = COLLECTION;
+  for (const name of path.slice(0, -1)) {
+    const fixed = findSection(s, name);
+    const next = fixed ?? s.dynamicSection;
+    if (!next) return { problem: `trawl has no section ${path.join('.')}` };
+    if (!fixed) {
+      const problem = next.nameCheck?.(name);
+      if (problem !== undefined) return { problem: `the section name ${JSON.stringify(name)} is not valid: expected ${problem}` };
+    }
+    s = next;
+  }
+  const name = path[path.length - 1]!;
+  const def = findAttrib(s, name) ?? s.dynamicAttrib;
+  if (!def) return { problem: `trawl has no parameter ${path.join('.')}` };
+  const problem = s.dynamicAttrib === def ? def.nameCheck?.(name) : undefined;
+  return problem !== undefined ? { problem: `the name ${JSON.stringify(name)} is not valid: expected ${problem}` } : { def };
+}
+
+/** The registry's check of one value (or one list member), as the XML reader applies it. */
+function valueProblem(def: AttribDef, v: ParamValue, member: boolean): string | undefined {
+  const type = member ? 'string' : def.type;
+  if (type === 'list-string') return Array.isArray(v) ? undefined : 'a list';
+  if (type === 'boolean') return typeof v === 'boolean' ? undefined : 'true or false';
+  if (type === 'integer' || type === 'real') {
+    if (typeof v !== 'number' || !Number.isFinite(v)) return 'a number';
+    if (type === 'integer' && (!Number.isInteger(v) || v < INT32_MIN || v > INT32_MAX)) return 'a whole number within INT32 (-2147483648 to 2147483647)';
+    if ((def.min !== undefined && v < def.min) || (def.max !== undefined && v > def.max)) {
+      const range = def.max === undefined ? `at least ${def.min}` : def.min === undefined ? `at most ${def.max}` : `between ${def.min} and ${def.max}`;
+      return `a value ${range}${def.unit ? ` (${def.unit})` : ''}`;
+    }
+    return undefined;
+  }
+  if (typeof v !== 'string') return 'a string';
+  if (def.allowed && !def.allowed.includes(v)) return `one of ${def.allowed.join(', ')}`;
+  return def.check?.(v);
+}
+
+/** Builds the collection's tree, checking every value against the registry at its YAML position. */
+class Builder {
+  readonly root: SectionNode = emptySection();
+  /** trawl parameter path (dotted, as the XML reader names it) → where in the YAML it came from. */
+  readonly origins = new Map<string, At>();
+  readonly r: Reporter;
+  constructor(r: Reporter) {
+    this.r = r;
+  }
+
+  private holder(path: readonly string[]): SectionNode {
+    let node = this.root;
+    for (const name of path.slice(0, -1)) node = childSection(node, name);
+    return node;
+  }
+
+  private resolve(path: readonly string[], at: At): AttribDef | undefined {
+    const { def, problem } = attribDef(path);
+    if (!def) this.r.error(at, problem ?? `trawl has no parameter ${path.join('.')}`);
+    return def;
+  }
+
+  private bad(at: At, path: readonly string[], def: AttribDef, v: ParamValue, problem: string): void {
+    this.r.error(at, `expected ${problem} for ${path.join('.')}, got ${describe(v, def.secret === true || isSecret(at.path))}`);
+  }
+
+  /** Sets a scalar (or a whole list); false when the value is refused. */
+  set(path: readonly string[], v: ParamValue, at: At): boolean {
+    const def = this.resolve(path, at);
+    if (!def) return false;
+    const problem = valueProblem(def, v, false);
+    if (problem !== undefined) {
+      this.bad(at, path, def, v, problem);
+      return false;
+    }
+    if (Array.isArray(v)) {
+      for (const m of v) {
+        const p = valueProblem(def, m, true);
+        if (p !== undefined) {
+          this.bad(at, path, def, m, p);
+          return false;
+        }
+      }
+    }
+    this.holder(path).attribs.set(path[path.length - 1]!, v);
+    this.origins.set(path.join('.'), at);
+    return true;
+  }
+
+  /** Appends one member to a list-string parameter, once unless `repeat`. */
+  add(path: readonly string[], member: string, at: At, repeat = false): boolean {
+    const def = this.resolve(path, at);
+    if (!def) return false;
+    const problem = def.type === 'list-string' ? valueProblem(def, member, true) : 'a list';
+    if (problem !== undefined) {
+      this.bad(at, path, def, member, problem);
+      return false;
+    }
+    const node = this.holder(path);
+    const name = path[path.length - 1]!;
+    const list = (node.attribs.get(name) as string[] | undefined) ?? [];
+    if (repeat || !list.includes(member)) list.push(member);
+    node.attribs.set(name, list);
+    if (!this.origins.has(path.join('.'))) this.origins.set(path.join('.'), at);
+    return true;
+  }
+
+  get(path: readonly string[]): ParamValue | undefined {
+    let node: SectionNode | undefined = this.root;
+    for (const name of path.slice(0, -1)) node = node?.sections.get(name);
+    return node?.attribs.get(path[path.length - 1]!);
+  }
+}
+
+// ================================================================ handlers
+
+interface Ctx {
+  readonly r: Reporter;
+  readonly read: Read;
+  readonly b: Builder;
+  readonly root: YMap;
+}
+
+/** The entries of a mapping, with unknown and unsupported keys reported; returns the supported ones by name. */
+function sortEntries(m: YMap, table: Readonly<Record<string, Rule>>, where: string, r: Reporter): Map<string, YEntry> {
+  const out = new Map<string, YEntry>();
+  for (const e of m.entries) {
+    const rule = Object.hasOwn(table, e.key) ? table[e.key] : undefined;
+    if (rule === undefined) r.unknown(e, Object.keys(table), where);
+    else if (rule.kind === 'unsupported') r.unsupported(e, rule.hint);
+    else out.set(e.key, e);
+  }
+  return out;
+}
+
+function applyValue(rule: Extract<Rule, { kind: 'value' }>, e: YEntry, cx: Ctx): void {
+  const n = e.value;
+  if (n.kind === 'scalar' && n.value === null) {
+    cx.r.warn(keyAt(e), `${e.path} has no value and is not applied`);
+    return;
+  }
+  const v = rule.as === 'integer' ? cx.read.int(n) : rule.as === 'boolean' ? cx.read.bool(n) : cx.read.str(n);
+  if (v === undefined) return;
+  if (rule.min !== undefined && typeof v === 'number' && v < rule.min) {
+    cx.r.error(n, `expected at least ${rule.min}, got ${v}${rule.minWhy ? ` (${rule.minWhy})` : ''}`);
+    return;
+  }
+  const to = rule.to.split('.');
+  if (!cx.b.set(to, rule.map ? rule.map(v) : v, n)) return;
+  for (const [p, also] of Object.entries(rule.also ?? {})) cx.b.set(p.split('.'), also, n);
+}
+
+/** The collection's name: crawl_id, else the file's name without its extension, else "default". */
+function collectionName(entry: YEntry | undefined, file: string | undefined, read: Read): string {
+  let raw: string | undefined;
+  if (entry) raw = read.str(entry.value);
+  if (raw === undefined && file !== undefined) raw = basename(file, extname(file));
+  const clean = (raw ?? '').replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[_.]+|_+$/g, '').slice(0, 100);
+  return clean === '' ? 'default' : clean;
+}
+
+function readDomains(entry: YEntry | undefined, cx: Ctx): void {
+  const { r, read, b } = cx;
+  const whole: At = entry ? keyAt(entry) : { pos: cx.root.pos, path: '' };
+  if (!entry) {
+    r.error(whole, 'no domains: the Elastic crawler needs at least one domain (domains: - url: https://…)');
+    return;
+  }
+  const items = read.list(entry.value);
+  if (items === undefined) return;
+  if (items.length === 0) {
+    r.error(whole, 'domains is empty: the Elastic crawler needs at least one domain');
+    return;
+  }
+  const origins = new Map<string, YNode>();
+  const seeds: { url: URL; at: At }[] = [];
+  for (const item of items) {
+    const m = read.map(item);
+    if (!m) continue;
+    const keys = sortEntries(m, DOMAIN_KEYS, 'a domain', r);
+    const urlEntry = keys.get('url');
+    if (!urlEntry) {
+      r.error(item, 'a domain needs a url (scheme, host and optional port, e.g. https://www.example.com)');
+      continue;
+    }
+    const u = read.url(urlEntry.value);
+    if (!u) continue;
+    const at: At = urlEntry.value;
+    if (u.username !== '' || u.password !== '') {
+      r.error(at, 'a domain URL may not hold a user name or password (use auth)');
+      continue;
+    }
+    if (u.search !== '' || u.hash !== '' || (u.pathname !== '/' && u.pathname !== '')) {
+      r.error(at, `a domain URL cannot have a path, query or fragment: give scheme, host and port only (${u.origin}), and use seed_urls and crawl_rules for paths`);
+      continue;
+    }
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\/\s*$/i.test(String(urlEntry.value.kind === 'scalar' ? urlEntry.value.value : ''))) {
+      r.warn(at, 'the Elastic crawler refuses a domain URL that ends in "/"; trawl reads it without the "/"');
+    }
+    const origin = u.origin;
+    const first = origins.get(origin);
+    if (first) {
+      r.error(at, `the domain ${origin} is given twice (first on line ${first.pos.line}); domain URLs must be unique`);
+      continue;
+    }
+    origins.set(origin, urlEntry.value);
+    b.add(['include_domains', 'exact'], u.hostname, at);
+    b.add(['include_uris', 'prefix'], `${origin}/`, at);
+    b.add(['allowed_schemes'], u.protocol.slice(0, -1), at);
+
+    // Seeds: the domain's own, or its URL + "/" when it has none (an empty list too).
+    const seedEntry = keys.get('seed_urls');
+    const seedItems = seedEntry ? read.list(seedEntry.value) : [];
+    for (const s of seedItems ?? []) {
+      const su = read.url(s);
+      if (su) seeds.push({ url: su, at: s });
+    }
+    if (seedItems?.length === 0) seeds.push({ url: new URL(`${origin}/`), at });
+
+    const sitemapEntry = keys.get('sitemap_urls');
+    for (const s of (sitemapEntry ? read.list(sitemapEntry.value) : []) ?? []) {
+      const su = read.url(s);
+      if (su) b.add(['trawl_sitemaps', 'urls'], su.href, s);
+    }
+
+    const rulesEntry = keys.get('crawl_rules');
+    for (const rule of (rulesEntry ? read.list(rulesEntry.value) : []) ?? []) {
+      const member = readCrawlRule(rule, cx);
+      if (member !== undefined) b.add(['trawl_crawl_rules', origin, 'rules'], member, rule, true);
+    }
+  }
+  for (const s of seeds) {
+    if (!origins.has(s.url.origin)) {
+      r.warn(s.at, `the seed URL ${s.url.href} is outside every domain; neither Elastic nor trawl crawls it (add its domain under domains)`);
+    }
+    b.add(['start_uris'], s.url.href, s.at);
+  }
+}
+
+/** One crawl rule as a trawl_crawl_rules member, or undefined when it is wrong. */
+function readCrawlRule(n: YNode, cx: Ctx): string | undefined {
+  const { r, read } = cx;
+  const m = read.map(n);
+  if (!m) return undefined;
+  const keys = sortEntries(m, CRAWL_RULE_KEYS, 'a crawl rule', r);
+  let ok = true;
+  const need = (name: 'policy' | 'type' | 'pattern'): string | undefined => {
+    const e = keys.get(name);
+    if (!e) {
+      r.error(n, `a crawl rule needs ${name} (policy: allow|deny, type: begins|ends|contains|regex, pattern: …)`);
+      ok = false;
+      return undefined;
+    }
+    const s = read.str(e.value);
+    if (s === undefined) ok = false;
+    return s;
+  };
+  const policy = need('policy');
+  const type = need('type');
+  const pattern = need('pattern');
+  if (policy !== undefined && POLICIES[policy] === undefined) {
+    const guess = didYouMean(policy, Object.keys(POLICIES));
+    r.error(keys.get('policy')!.value, `unknown policy ${JSON.stringify(policy)}; expected allow or deny${guess ? `; did you mean ${JSON.stringify(guess)}?` : ''}`);
+    ok = false;
+  }
+  if (type !== undefined && !(RULE_TYPES as readonly string[]).includes(type)) {
+    const guess = didYouMean(type, RULE_TYPES);
+    r.error(keys.get('type')!.value, `unknown rule type ${JSON.stringify(type)}; expected one of ${RULE_TYPES.join(', ')}${guess ? `; did you mean ${JSON.stringify(guess)}?` : ''}`);
+    ok = false;
+  }
+  if (type === 'begins' && pattern !== undefined && !pattern.startsWith('/')) {
+    r.error(keys.get('pattern')!.value, `a begins pattern matches the path from its start, which is "/": write ${JSON.stringify(`/${pattern}`)}`);
+    ok = false;
+  }
+  if (!ok || policy === undefined || type === undefined || pattern === undefined) return undefined;
+  const member = `${POLICIES[policy]} ${type} ${pattern}`;
+  const problem = RULES_DEF?.check?.(member);
+  if (problem !== undefined) {
+    r.error(keys.get('pattern')!.value, `expected ${problem}, got ${describe(pattern)}`);
+    return undefined;
+  }
+  return member;
+}
+
+function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
+  const { r, read, b } = cx;
+  const sinkEntry = keys.get('output_sink');
+  const dirEntry = keys.get('output_dir');
+  const indexEntry = keys.get('output_index');
+  const esEntry = keys.get('elasticsearch');
+  const esPresent = esEntry !== undefined && !(esEntry.value.kind === 'scalar' && esEntry.value.value === null);
+
+  let type: (typeof SINK_TYPES)[number] | undefined;
+  if (sinkEntry) {
+    const s = read.str(sinkEntry.value);
+    if (s === undefined) return;
+    if (!(SINK_TYPES as readonly string[]).includes(s)) {
+      const guess = didYouMean(s, SINK_TYPES);
+      r.error(sinkEntry.value, `unknown output_sink ${JSON.stringify(s)}; expected one of ${SINK_TYPES.join(', ')}${guess ? `; did you mean ${JSON.stringify(guess)}?` : ''}`);
+      return;
+    }
+    type = s as (typeof SINK_TYPES)[number];
+  } else if (esPresent || indexEntry) {
+    type = 'elasticsearch'; // the crawler's default sink
+  }
+  const unused = (e: YEntry | undefined, why: string): void => {
+    if (e) r.warn(keyAt(e), `${e.path} is not applied: ${why}`);
+  };
+  if (type === undefined) {
+    unused(dirEntry, 'it is used only with output_sink: file');
+    return;
+  }
+  const sink = ['trawl_sinks', type];
+  const at: At = sinkEntry ? sinkEntry.value : keyAt((esEntry ?? indexEntry)!);
+  b.set([...sink, 'type'], type, at);
+
+  if (type === 'file') {
+    const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
+    if (dir !== undefined) b.set([...sink, 'output_dir'], dir, dirEntry ? dirEntry.value : at);
+  } else {
+    unused(dirEntry, `output_sink is ${type}, and output_dir is used only with file`);
+  }
+  if (type !== 'elasticsearch') {
+    unused(indexEntry, `output_sink is ${type}, and output_index is used only with elasticsearch`);
+    if (esPresent) unused(esEntry, `output_sink is ${type}`);
+    return;
+  }
+
+  if (indexEntry) {
+    const index = read.str(indexEntry.value);
+    if (index !== undefined) b.set([...sink, 'index'], index, indexEntry.value);
+  } else {
+    r.error(at, 'the elasticsearch sink needs output_index, the index crawl results go to');
+  }
+  const es = esPresent ? read.map(esEntry.value) : undefined;
+  const esKeys = es ? sortEntries(es, ELASTICSEARCH_KEYS, 'elasticsearch', r) : new Map<string, YEntry>();
+  if (esPresent && !es) return;
+
+  const hostEntry = esKeys.get('host');
+  const portEntry = esKeys.get('port');
+  if (hostEntry) {
+    const url = esUrl(hostEntry, portEntry, cx);
+    if (url !== undefined) b.set([...sink, 'url'], url, hostEntry.value);
+  } else {
+    r.warn(esEntry ? keyAt(esEntry) : at, 'the elasticsearch sink has no elasticsearch.host; give it in this file (trawl reads no separate --es-config file)');
+    if (portEntry) unused(portEntry, 'there is no elasticsearch.host');
+  }
+  for (const name of ['username', 'password', 'api_key'] as const) {
+    const e = esKeys.get(name);
+    const v = e ? read.str(e.value) : undefined;
+    if (e && v !== undefined) b.set([...sink, name], v, e.value);
+  }
+  // The crawler sends documents through a pipeline unless pipeline_enabled is false.
+  const enabledEntry = esKeys.get('pipeline_enabled');
+  const enabled = enabledEntry ? read.bool(enabledEntry.value) : true;
+  const pipelineEntry = esKeys.get('pipeline');
+  if (enabled === false) {
+    unused(pipelineEntry, 'elasticsearch.pipeline_enabled is false');
+  } else if (enabled === true) {
+    const pipeline = pipelineEntry ? read.str(pipelineEntry.value) : ELASTIC_DEFAULT_PIPELINE;
+    if (pipeline !== undefined) b.set([...sink, 'pipeline'], pipeline, pipelineEntry ? pipelineEntry.value : at);
+  }
+}
+
+/** elasticsearch.host (with or without a scheme and port) and elasticsearch.port as one URL. */
+function esUrl(hostEntry: YEntry, portEntry: YEntry | undefined, cx: Ctx): string | undefined {
+  const { r, read } = cx;
+  const host = read.str(hostEntry.value);
+  const port = portEntry ? read.int(portEntry.value) : undefined;
+  if (host === undefined || (portEntry && port === undefined)) return undefined;
+  let u: URL;
+  try {
+    u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(host) ? host : `http://${host}`);
+  } catch {
+    r.error(hostEntry.value, `expected a host name or URL such as http://localhost, got ${describe(host)}`);
+    return undefined;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    r.error(hostEntry.value, `expected an http or https URL, got the scheme ${u.protocol.slice(0, -1)}`);
+    return undefined;
+  }
+  if (port !== undefined) {
+    if (port < 1 || port > 65535) {
+      r.error(portEntry!.value, `expected a port from 1 to 65535, got ${port}`);
+      return undefined;
+    }
+    if (u.port !== '' && u.port !== String(port)) {
+      r.error(portEntry!.value, `elasticsearch.port ${port} contradicts the port ${u.port} in elasticsearch.host`);
+      return undefined;
+    }
+    u.port = String(port);
+  }
+  return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+}
+
+function readProxy(keys: Map<string, YEntry>, cx: Ctx): void {
+  const { r, read, b } = cx;
+  const hostEntry = keys.get('http_proxy_host');
+  if (!hostEntry) {
+    for (const e of keys.values()) r.warn(keyAt(e), `${e.path} is not applied: there is no http_proxy_host`);
+    return;
+  }
+  const portEntry = keys.get('http_proxy_port');
+  const protoEntry = keys.get('http_proxy_protocol');
+  const userEntry = keys.get('http_proxy_username');
+  const passEntry = keys.get('http_proxy_password');
+  // Each part is checked, so that every wrong one is reported; then the proxy is set when all are right.
+  let ok = true;
+  const host = read.str(hostEntry.value);
+  if (host !== undefined && !/^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])$/.test(host)) {
+    r.error(hostEntry.value, `expected a host name or address without scheme or port, got ${describe(host)}`);
+    ok = false;
+  }
+  const port = portEntry ? read.int(portEntry.value) : ELASTIC_DEFAULT_PROXY_PORT;
+  if (port !== undefined && (port < 1 || port > 65535)) {
+    r.error(portEntry!.value, `expected a port from 1 to 65535, got ${port}`);
+    ok = false;
+  }
+  const proto = protoEntry ? read.str(protoEntry.value) : 'http';
+  if (proto !== undefined && proto !== 'http' && proto !== 'https') {
+    r.error(protoEntry!.value, `expected http or https, got ${describe(proto)}`);
+    ok = false;
+  }
+  const user = userEntry ? read.str(userEntry.value) : undefined;
+  const pass = passEntry ? read.str(passEntry.value) : undefined;
+  if (!ok || host === undefined || port === undefined || proto === undefined || (userEntry && user === undefined) || (passEntry && pass === undefined)) return;
+  if (proto === 'https') {
+    r.warn(keyAt(protoEntry!), `${protoEntry!.path} https has no trawl equivalent (trawl's proxy parameter takes http proxies only); the proxy is not applied`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+    return;
+  }
+  let credentials = '';
+  if (passEntry && !userEntry) {
+    r.warn(keyAt(passEntry), `${passEntry.path} is not applied: there is no http_proxy_username`);
+  } else if (user !== undefined) {
+    if (/[:@/\s]/.test(user) || /[@\s]/.test(pass ?? '')) {
+      r.warn(keyAt(userEntry!), 'the proxy user name or password holds ":", "@", "/" or white space, which trawl\'s proxy syntax cannot hold; the proxy is not applied', 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+      return;
+    }
+    credentials = `${user}:${pass ?? ''}@`;
+  }
+  b.set(['proxy'], [`http://${credentials}${host}:${port}`], hostEntry.value);
+}
+
+function readAuth(keys: Map<string, YEntry>, cx: Ctx): void {
+  const { r, read, b } = cx;
+  const allowedEntry = keys.get('http_auth_allowed');
+  const httpAllowed = allowedEntry ? read.bool(allowedEntry.value) === true : false;
+  const authEntry = keys.get('auth');
+  if (!authEntry) return;
+  const n = authEntry.value;
+  const items = n.kind === 'map' ? [n] : read.list(n);
+  for (const item of items ?? []) {
+    const m = read.map(item);
+    if (!m) continue;
+    const k = sortEntries(m, AUTH_KEYS, 'an auth entry', r);
+    const str = (name: string): string | undefined => {
+      const e = k.get(name);
+      if (!e) {
+        r.error(item, `an auth entry needs ${name}`);
+        return undefined;
+      }
+      return read.str(e.value);
+    };
+    const type = str('type');
+    if (type === undefined) continue;
+    if (type === 'raw') {
+      r.warn(item, `${item.path} (type raw) has no trawl equivalent and is not applied (trawl has no per-site Authorization header)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+      continue;
+    }
+    if (type !== 'basic') {
+      r.error(k.get('type')!.value, `unknown auth type ${JSON.stringify(type)}; expected basic or raw`);
+      continue;
+    }
+    const domainEntry = k.get('domain');
+    if (!domainEntry) r.error(item, 'an auth entry needs domain');
+    const domain = domainEntry ? read.url(domainEntry.value) : undefined;
+    const user = str('username');
+    const pass = str('password');
+    if (!domainEntry || !domain || user === undefined || pass === undefined) continue;
+    if (domain.protocol === 'http:' && !httpAllowed) {
+      r.warn(item, `${item.path} is not applied: the Elastic crawler sends credentials over plain http only with http_auth_allowed: true`);
+      continue;
+    }
+    if (user.includes(':') || pass.includes(':')) {
+      r.warn(item, `${item.path}: a user name or password with ":" cannot be written in passwd as plain text; it is not applied (write it encrypted with trawl config encrypt)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+      continue;
+    }
+    b.set(['passwd', `${domain.origin}/`], `${user}:${pass}`, domainEntry!.value);
+  }
+}
+
+// =================================================================== reader
+
+/**
+ * Reads an Elastic Open Crawler YAML crawl configuration. Never throws for
+ * bad input: every problem is a diagnostic naming the file, line, column
+ * and key path; the document holds what could be read.
+ */
+export function readElasticYaml(input: string, file?: string): ReadResult {
+  const r = new Reporter(file);
+  try {
+    return readInner(input, file, r);
+  } catch (err) {
+    r.error({ pos: { line: 1, column: 1 }, path: '' }, `unexpected failure while reading the YAML: ${(err as Error).message}`, 'TRAWL_ERR_INTERNAL');
+    return { document: { collections: [] }, diagnostics: r.diagnostics };
+  }
+}
+
+function readInner(input: string, file: string | undefined, r: Reporter): ReadResult {
+  const none: ReadResult = { document: { collections: [] }, diagnostics: r.diagnostics };
+  const lc = new LineCounter();
+  const doc = parseDocument(input, { version: '1.1', lineCounter: lc, merge: true, uniqueKeys: true, prettyErrors: false, keepSourceTokens: true });
+  const where = (offset: number): Pos => posAt(lc, offset, { line: 1, column: 1 });
+  for (const e of doc.errors) r.error({ pos: where(e.pos[0]), path: '' }, `malformed YAML: ${e.message}`);
+  if (doc.errors.length > 0) return none;
+  const firstOfCollection = r.diagnostics.length;
+  for (const w of doc.warnings) r.warn({ pos: where(w.pos[0]), path: '' }, `YAML: ${w.message}`);
+
+  const top: At = { pos: { line: 1, column: 1 }, path: '' };
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
+    r.error(top, 'the file is empty: the Elastic crawler needs at least one domain (domains: - url: https://…)');
+    return none;
+  }
+  let tree: YNode;
+  try {
+    tree = convert(doc.contents, '', top.pos, { doc, lc, r, budget: MAX_NODES }, 0);
+  } catch (err) {
+    if (!(err instanceof TooBig)) throw err;
+    r.error(top, `the YAML is too large or too deeply nested once aliases are expanded (at most ${MAX_NODES} nodes, ${MAX_DEPTH} levels)`);
+    return none;
+  }
+  if (tree.kind !== 'map') {
+    r.error(tree, `the file must be a mapping of settings (domains:, max_crawl_depth:, …), not ${kindName(tree)}`);
+    return none;
+  }
+  const root = nestDottedKeys(tree, r);
+  const read = new Read(r);
+  const b = new Builder(r);
+  const cx: Ctx = { r, read, b, root };
+
+  const grouped = new Map<Handler, Map<string, YEntry>>();
+  for (const e of root.entries) {
+    const rule = TOP_LEVEL[e.key];
+    if (rule === undefined) r.unknown(e, Object.keys(TOP_LEVEL), 'the crawler configuration');
+    else if (rule.kind === 'unsupported') r.unsupported(e, rule.hint);
+    else if (rule.kind === 'value') applyValue(rule, e, cx);
+    else if (rule.kind === 'handler') {
+      const g = grouped.get(rule.handler) ?? new Map<string, YEntry>();
+      g.set(e.key, e);
+      grouped.set(rule.handler, g);
+    }
+  }
+  const name = collectionName(grouped.get('name')?.get('crawl_id'), file, read);
+  readDomains(grouped.get('domains')?.get('domains'), cx);
+  readSink(grouped.get('sink') ?? new Map(), cx);
+  if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
+  if (grouped.has('auth')) readAuth(grouped.get('auth')!, cx);
+
+  // Sitemaps are read when some are named, or when robots.txt discovery is asked for.
+  const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);
+  const discovery = b.get(['trawl_sitemaps', 'robots_discovery']);
+  if ((Array.isArray(sitemapUrls) && sitemapUrls.length > 0) || discovery === true) {
+    b.set(['use_sitemaps'], true, b.origins.get('trawl_sitemaps.urls') ?? b.origins.get('trawl_sitemaps.robots_discovery')!);
+  }
+
+  const c: CollectionConfig = { name, root: b.root, nodes: new Map() };
+  const locations = new Map<string, SourceLocation>([['', r.loc(root.pos)]]);
+  for (const [param, at] of b.origins) locations.set(param, r.loc(at.pos));
+  setLocations(c, locations);
+  verifyWriteBack(c, b, r, file);
+  checkRules(c, r.diagnostics);
+
+  for (let i = firstOfCollection; i < r.diagnostics.length; i++) {
+    const d = r.diagnostics[i]!;
+    if (d.collection === undefined) r.diagnostics[i] = { ...d, collection: name };
+  }
+  // In file order, whatever order the keys were read in (the sort is stable).
+  r.diagnostics.sort((a, b) => (a.location?.line ?? 0) - (b.location?.line ?? 0) || (a.location?.column ?? 0) - (b.location?.column ?? 0));
+  return { document: { collections: [c] }, diagnostics: r.diagnostics };
+}
+
+/**
+ * The collection must write out as MS-FSCCFG XML that reads back without
+ * errors. Every value was checked as it was set, so this finds nothing
+ * unless the registry gained a check the builder does not apply; then the
+ * problem is reported at the YAML key the value came from.
+ */
+function verifyWriteBack(c: CollectionConfig, b: Builder, r: Reporter, file: string | undefined): void {
+  const back = readConfigXml(writeConfigXml(c), file, { partial: true });
+  for (const d of back.diagnostics) {
+    const at = (d.param !== undefined ? b.origins.get(d.param) : undefined) ?? { pos: { line: 1, column: 1 }, path: '' };
+    const message = `${d.param !== undefined ? `${d.param}: ` : ''}${d.message}`;
+    if (d.severity === 'error') r.error(at, message);
+    else r.warn(at, message);
+  }
+}

@@ -1,0 +1,240 @@
+// Real crawls of real HTTP servers on loopback. Every assertion is on what
+// the servers saw (their request logs) or on the rows in the crawl store.
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import {
+  diffAgainstExpected, STANDARD_IPS, STANDARD_SITE_EXPECTED, standardSite, startFixtureSite, type FixtureSite,
+} from '../support/fixture-site.ts';
+import { byPath, collectionXml, runCrawl, tempDir } from '../support/crawl-harness.ts';
+
+const list = (name: string, items: readonly string[]) =>
+  `<attrib name="${name}" type="list-string">${items.map((i) => `<member>${i}</member>`).join('')}</attrib>`;
+
+describe('a crawl of the standard fixture site', () => {
+  let site: FixtureSite;
+  let run: Awaited<ReturnType<typeof runCrawl>>;
+  before(async () => {
+    site = await startFixtureSite(standardSite());
+    const main = site.host(STANDARD_IPS.main);
+    run = await runCrawl(collectionXml(`
+      ${list('start_uris', [main.url('/')])}
+      <attrib name="delay" type="real">0</attrib>
+      <attrib name="max_pending" type="integer">2</attrib>
+      <section name="trawl_limits"><attrib name="max_decompressed_bytes" type="integer">1048576</attrib></section>`));
+  });
+  after(() => site.close());
+
+  it('fetches exactly the expected set on each host, each URL once', () => {
+    for (const [ip, expected] of [[STANDARD_IPS.main, STANDARD_SITE_EXPECTED.main], [STANDARD_IPS.other, STANDARD_SITE_EXPECTED.other]] as const) {
+      const paths = site.fetchedPaths(ip, { hostHeader: ip });
+      const diff = diffAgainstExpected(paths, expected);
+      assert.deepEqual(diff, { missing: [], forbidden: [], unexpected: [], repeated: [], overBound: [] }, `${ip}: ${JSON.stringify(paths)}`);
+      assert.deepEqual(site.duplicates(ip, { hostHeader: ip }), [], `${ip} saw a URL twice in one cycle`);
+    }
+    assert.equal(run.summary.complete, true);
+  });
+
+  it('reads robots.txt before any page of a site', () => {
+    for (const ip of [STANDARD_IPS.main, STANDARD_IPS.other]) assert.equal(site.fetchedPaths(ip, { hostHeader: ip })[0], '/robots.txt');
+  });
+
+  it('records every outcome in the crawl store', () => {
+    const main = site.host(STANDARD_IPS.main);
+    const r = byPath(run.records, main.origin);
+    assert.equal(r.get('/')!.status, 'stored');
+    assert.equal(r.get('/r1')!.status, 'redirect');
+    assert.equal(r.get('/r1')!.redirectTo, main.url('/r2'));
+    assert.equal(r.get('/final.html')!.status, 'stored');
+    assert.equal(r.get('/gone')!.httpStatus, 410);
+    assert.equal(r.get('/missing')!.httpStatus, 404);
+    assert.equal(r.get('/error')!.httpStatus, 500);
+    assert.equal(r.get('/bomb.html')!.skipCode, 'tl');
+    assert.equal(r.get('/doc.pdf')!.mime, 'application/pdf');
+    assert.equal(r.get('/zipped.html')!.status, 'stored');
+    const dups = ['/dup-a.html', '/dup-b.html'].map((p) => r.get(p)!);
+    assert.deepEqual(dups.map((d) => d.status).sort(), ['duplicate', 'stored']);
+    assert.equal(dups.find((d) => d.status === 'duplicate')!.duplicateOf, dups.find((d) => d.status === 'stored')!.url);
+    assert.equal(r.has('/private/secret.html'), false);
+    assert.equal(r.has('/logo.png'), false);
+    assert.ok(run.summary.uriSkips.ro! >= 1, JSON.stringify(run.summary.uriSkips));
+  });
+});
+
+describe('politeness, measured at the server', () => {
+  // `tag` keeps the pages of two hosts different (identical pages would be duplicates).
+  const pages = (n: number, slowMs = 0, tag = '') => {
+    const routes: Record<string, { kind: 'html'; body: string; delayMs?: number }> = {
+      '/': { kind: 'html', body: `<h1>${tag}</h1>${Array.from({ length: n }, (_, i) => `<a href="/p${i}.html">p${i}</a>`).join(' ')}` },
+    };
+    for (let i = 0; i < n; i++) routes[`/p${i}.html`] = { kind: 'html', body: `<p>page ${i} ${tag}</p>`, ...(slowMs ? { delayMs: slowMs } : {}) };
+    return routes;
+  };
+
+  it('starts two requests to one site at least `delay` apart', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.1.11', routes: pages(6) }]);
+    try {
+      const h = site.host('127.0.1.11');
+      await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0.25</attrib><attrib name="max_pending" type="integer">2</attrib>`));
+      assert.equal(site.fetchedPaths('127.0.1.11').length, 8);
+      // Server-side start times. The crawler spaces its request starts by the
+      // delay; the server sees each start later by the time to reach it, which
+      // varies by a few ms on loopback (a new connection takes longer), so 15 ms
+      // of tolerance.
+      assert.ok(site.minStartGapMs('127.0.1.11') >= 235, String(site.minStartGapMs('127.0.1.11')));
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('never has more than max_pending requests outstanding to one site', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.1.12', routes: pages(8, 300) }]);
+    try {
+      const h = site.host('127.0.1.12');
+      await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">2</attrib>`));
+      assert.equal(site.fetchedPaths('127.0.1.12').length, 10);
+      assert.equal(site.maxConcurrency('127.0.1.12'), 2);
+    } finally {
+      await site.close();
+    }
+  });
+
+  for (const enforce of [true, false]) {
+    it(`sites on one IP address ${enforce ? 'share' : 'do not share'} the delay when enforce_delay_per_ip is ${enforce ? 'yes' : 'no'}`, async () => {
+      const site = await startFixtureSite([{ ip: '127.0.1.13', routes: pages(4, 0, 'A') }, { ip: '127.0.1.13', routes: pages(4, 0, 'B') }]);
+      try {
+        const [a, b] = site.hosts;
+        await runCrawl(collectionXml(`${list('start_uris', [a!.url('/'), b!.url('/')])}
+          <attrib name="delay" type="real">0.3</attrib><attrib name="enforce_delay_per_ip" type="boolean">${enforce ? 'yes' : 'no'}</attrib>`));
+        const starts = site.requests.map((r) => r.startMs).sort((x, y) => x - y);
+        assert.equal(starts.length, 12);
+        const gap = Math.min(...starts.slice(1).map((t, i) => t - starts[i]!));
+        if (enforce) assert.ok(gap >= 285, `smallest gap across the two sites: ${gap} ms`);
+        else assert.ok(gap < 200, `the two sites should interleave, smallest gap ${gap} ms`);
+      } finally {
+        await site.close();
+      }
+    });
+  }
+
+  it('honours robots.txt Crawl-delay when obey_robots_delay is yes', async () => {
+    const routes = { ...pages(3), '/robots.txt': { kind: 'robots' as const, body: 'User-agent: *\nCrawl-delay: 0.4\n' } };
+    const site = await startFixtureSite([{ ip: '127.0.1.14', routes }]);
+    try {
+      const h = site.host('127.0.1.14');
+      await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="obey_robots_delay" type="boolean">yes</attrib>`));
+      assert.equal(site.fetchedPaths('127.0.1.14').length, 5);
+      assert.ok(site.minStartGapMs('127.0.1.14', (p) => p === '/robots.txt') >= 385, String(site.minStartGapMs('127.0.1.14')));
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('honours Retry-After on 503 before retrying (http_errors 503 RETRY:1)', async () => {
+    let calls = 0;
+    const routes = {
+      '/': { kind: 'html' as const, body: '<a href="/busy">busy</a>' },
+      '/busy': (_req: unknown, res: ServerResponse) => {
+        calls++;
+        if (calls === 1) res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/html' }).end('busy');
+        else res.writeHead(200, { 'content-type': 'text/html' }).end('<p>now ok</p>');
+      },
+    };
+    const site = await startFixtureSite([{ ip: '127.0.1.15', routes }]);
+    try {
+      const h = site.host('127.0.1.15');
+      const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>
+        <section name="http_errors"><attrib name="503" type="string">DELETE:3, RETRY:1</attrib></section>`));
+      const busy = site.requests.filter((r) => r.path === '/busy');
+      assert.equal(busy.length, 2);
+      assert.ok(busy[1]!.startMs - busy[0]!.startMs >= 995, String(busy[1]!.startMs - busy[0]!.startMs));
+      assert.equal(byPath(run.records, h.origin).get('/busy')!.status, 'stored');
+      assert.equal(run.summary.retries, 1);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('refresh cycles', () => {
+  it('a second cycle sends conditional requests and counts 304s as unchanged', async () => {
+    const routes = {
+      '/': { kind: 'html' as const, body: '<a href="/a.html">a</a> <a href="/b.html">b</a>', etag: '"root"' },
+      '/a.html': { kind: 'html' as const, body: '<p>a</p>', etag: '"a1"' },
+      '/b.html': { kind: 'html' as const, body: '<p>b</p>', lastModified: 'Tue, 01 Sep 2026 10:00:00 GMT' },
+    };
+    const site = await startFixtureSite([{ ip: '127.0.1.16', routes }]);
+    try {
+      const h = site.host('127.0.1.16');
+      const xml = collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>`);
+      const dir = tempDir();
+      const first = await runCrawl(xml, { dir });
+      assert.equal(first.summary.stored, 3);
+      site.reset();
+      const second = await runCrawl(xml, { dir });
+      assert.equal(second.summary.epoch, 2);
+      assert.equal(second.summary.unchanged, 3);
+      assert.equal(second.summary.httpStatus['304'], 3);
+      const byPathReq = new Map(site.requests.map((r) => [r.path, r.headers]));
+      assert.equal(byPathReq.get('/a.html')!['if-none-match'], '"a1"');
+      assert.equal(byPathReq.get('/b.html')!['if-modified-since'], 'Tue, 01 Sep 2026 10:00:00 GMT');
+      site.setRoute('127.0.1.16', '/a.html', { kind: 'html', body: '<p>a, changed</p>', etag: '"a2"' });
+      const third = await runCrawl(xml, { dir });
+      assert.equal(third.summary.stored, 1);
+      assert.equal(third.summary.unchanged, 2);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('bad input: each gets its skip code and the crawl goes on', () => {
+  it('unreachable seed, slow server, oversize body, garbage, redirect loop', async () => {
+    const routes = {
+      '/': { kind: 'html' as const, body: ['/slow', '/big', '/junk', '/loop1', '/ok.html'].map((p) => `<a href="${p}">${p}</a>`).join(' ') },
+      '/slow': { kind: 'slow' as const, body: 'x'.repeat(4000), bytesPerSecond: 500 },
+      '/big': { kind: 'oversize' as const, bytes: 64_000_000, contentType: 'text/html' },
+      '/junk': { kind: 'garbage' as const, bytes: new Uint8Array(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)) },
+      '/loop1': { kind: 'redirect' as const, to: '/loop2' },
+      '/loop2': { kind: 'redirect' as const, to: '/loop1' },
+      '/ok.html': { kind: 'html' as const, body: '<p>fine</p>' },
+    };
+    const site = await startFixtureSite([{ ip: '127.0.1.17', routes }]);
+    try {
+      const h = site.host('127.0.1.17');
+      // 127.0.1.18 has nothing listening: connection refused.
+      const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/'), 'http://127.0.1.18:9/'])}
+        <attrib name="delay" type="real">0</attrib><attrib name="fetch_timeout" type="integer">2</attrib>
+        <attrib name="cut_off" type="integer">1000000</attrib><attrib name="truncate" type="boolean">no</attrib>`));
+      const r = byPath(run.records, h.origin);
+      assert.equal(r.get('/slow')!.skipCode, 'ti');
+      assert.equal(r.get('/big')!.skipCode, 'tl');
+      assert.equal(r.get('/ok.html')!.status, 'stored');
+      assert.ok(['stored', 'skipped'].includes(r.get('/junk')!.status));
+      assert.equal(r.get('/loop1')!.status, 'redirect');
+      assert.equal(r.get('/loop2')!.redirectTo, h.url('/loop1'));
+      assert.deepEqual(site.duplicates('127.0.1.17'), []);
+      const dead = run.records.find((x) => x.url === 'http://127.0.1.18:9/');
+      assert.equal(dead!.skipCode, 'co');
+      assert.equal(run.summary.complete, true);
+      // The oversize body was abandoned, not read to the end.
+      const big = site.requests.find((x) => x.path === '/big')!;
+      assert.ok(big.bytesOut < 16_000_000, String(big.bytesOut));
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('refuses loopback addresses unless allowed, with a clear reason', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.1.19', routes: { '/': { kind: 'html', body: 'x' } } }]);
+    try {
+      const h = site.host('127.0.1.19');
+      const run = await runCrawl(`<CrawlerConfig><DomainSpecification name="t">${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib></DomainSpecification></CrawlerConfig>`);
+      assert.equal(site.requests.length, 0);
+      assert.equal(run.records[0]!.status, 'skipped');
+      assert.ok(run.events.some((e) => /loopback address; refused unless trawl_egress\.allow_loopback/.test(e.message)), JSON.stringify(run.events));
+    } finally {
+      await site.close();
+    }
+  });
+});
