@@ -344,10 +344,8 @@ export class CollectionCrawl {
       if (tasks.size === 0 && this.sched.idle()) return 'done';
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
-        if (nextMs !== undefined) {
-          const t = setTimeout(resolve, Math.max(1, nextMs - this.now()));
-          t.unref?.();
-        }
+        // Not unref'd: this timer is what keeps the process alive while every site waits for its delay.
+        if (nextMs !== undefined) setTimeout(resolve, Math.max(1, nextMs - this.now()));
       });
       this.wakeUp = undefined;
     }

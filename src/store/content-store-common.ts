@@ -1,0 +1,76 @@
+/**
+ * What the two content store dialects (flatfile, bstore) share: which
+ * cluster a URL lands in, whether a document is gzipped, and the one way a
+ * file system failure becomes a TrawlError.
+ *
+ *   url ──sha1──► 20 bytes ──first 4 bytes (uint32 BE) mod clusters──► cluster
+ *                    └─ hex: the flatfile name of the document
+ */
+
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import { TrawlError } from '../core/errors.ts';
+import type { StorageOptions } from './content-store.ts';
+
+export function urlDigest(url: string): Buffer {
+  return createHash('sha1').update(url, 'utf8').digest();
+}
+
+/** MS-FSCCFG 2.2.4.6 `clusters`: a stable spread, the same in every process and release. */
+export function clusterOf(url: string, clusters: number): number {
+  return urlDigest(url).readUInt32BE(0) % clusters;
+}
+
+/**
+ * MS-FSCCFG 2.2.4.6 `compress_exclude_mime`: `type/subtype` patterns where
+ * `*` stands for a whole field (`text/*`, `*\/*`). Parameters of the MIME
+ * type (`; charset=…`) and letter case are ignored.
+ */
+export function mimeExcluded(mime: string, patterns: readonly string[]): boolean {
+  const [type, sub] = (mime.split(';')[0] ?? '').trim().toLowerCase().split('/');
+  return patterns.some((p) => {
+    const [pt, ps] = p.trim().toLowerCase().split('/');
+    return (pt === '*' || pt === type) && (ps === '*' || ps === sub);
+  });
+}
+
+export function shouldCompress(mime: string, opts: Pick<StorageOptions, 'compress' | 'compressExcludeMime'>): boolean {
+  return opts.compress && !mimeExcluded(mime, opts.compressExcludeMime);
+}
+
+export const gzipBytes: (data: Uint8Array) => Promise<Buffer> = promisify(gzip);
+export const gunzipBytes: (data: Uint8Array) => Promise<Buffer> = promisify(gunzip);
+
+export function checkClusters(clusters: number): void {
+  if (!Number.isInteger(clusters) || clusters < 1 || clusters > 65535) {
+    throw new TrawlError('TRAWL_ERR_INTERNAL', `storage clusters must be an integer from 1 to 65535, got ${String(clusters)}`);
+  }
+}
+
+/** The errno code of a Node file system error (ENOENT, …), if any. */
+export function errnoOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** `cannot <action> <path>: <reason>`; a TrawlError passes through unchanged. */
+export function ioError(action: string, path: string, err: unknown): TrawlError {
+  if (err instanceof TrawlError) return err;
+  const reason = err instanceof Error ? err.message : String(err);
+  return new TrawlError('TRAWL_ERR_IO', `cannot ${action} ${path}: ${reason}`, { cause: err });
+}
+
+/** Makes renames and new entries in `dir` durable. */
+export async function fsyncDir(dir: string): Promise<void> {
+  try {
+    const fh = await open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw ioError('sync the directory', dir, err);
+  }
+}
