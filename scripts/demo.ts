@@ -1,7 +1,7 @@
 // `npm run demo`: serves the bundled sample site on loopback, crawls it with
 // `trawl crawl` (the real CLI, in a child process) and prints the summary.
 // Needs no network beyond 127.0.0.1.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,10 @@ server.listen(0, '127.0.0.1', () => {
   const url = `http://127.0.0.1:${port}/`;
   console.log(`Serving examples/sample-site at ${url}; crawling it into ${data}\n`);
   console.log(`$ trawl crawl --data ${data} --allow-loopback ${url}`);
-  const r = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/trawl.js', import.meta.url)), 'crawl', '--data', data, '--allow-loopback', url], { stdio: 'inherit' });
-  server.close();
-  process.exitCode = r.status ?? 1;
+  // Asynchronous: this process must keep serving while trawl crawls it.
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../bin/trawl.js', import.meta.url)), 'crawl', '--data', data, '--allow-loopback', url], { stdio: 'inherit' });
+  child.on('exit', (code) => {
+    server.close();
+    process.exitCode = code ?? 1;
+  });
 });
