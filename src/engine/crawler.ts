@@ -26,6 +26,7 @@ import { EgressChecker, SiteResolver, type EgressPolicy, type LookupFn } from '.
 import { HttpFetcher, type FetchOutcome, type ResponseOutcome } from '../fetch/http-fetcher.ts';
 import { detectMime, mimeMatches } from '../fetch/mime.ts';
 import { extractHtml, parseRobotsDirectives, type LinkFlags } from '../extract/html.ts';
+import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, LeasedUri, QueuedUri, UriRecord } from '../store/crawl-store.ts';
@@ -140,6 +141,8 @@ export class CollectionCrawl {
   private linkFlags!: LinkFlags;
   /** Checksums of documents being stored right now, so two concurrent fetches of equal content are seen as duplicates. */
   private readonly claimed = new Map<string, string>();
+  /** smfilter: URLs queued in this run, in front of the store's seen set. */
+  private bloom: BloomFilter | undefined;
 
   constructor(config: CollectionConfig, opts: CrawlerOptions) {
     this.config = config;
@@ -206,13 +209,15 @@ export class CollectionCrawl {
       maxSites: s.maxSites,
       maxInterDocs: s.maxInterDocs,
       maxBackoffDelayMs: s.maxBackoffDelayS * 1000,
+      // MS-FSCCFG 2.2.4.33: the delay is the sub-collection's for its URIs.
       delayMs: (site: SiteState) => {
-        const d = rt.delayNow(undefined, new Date(this.now()));
+        const d = rt.delayNow(site.sub, new Date(this.now()));
         const base = d === 'suspend' ? 0 : d;
         const crawlDelay = s.obeyRobotsDelay ? (this.robots.known(site.site)?.rules.crawlDelayS ?? 0) * 1000 : 0;
         return Math.max(base, crawlDelay);
       },
     });
+    this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     const f = s.linkExtraction;
     this.linkFlags = { a: f.a, action: f.action, area: f.area, card: f.card, comment: f.comment, embed: f.embed, frame: f.frame, go: f.go, img: f.img, layer: f.layer, link: f.link, meta: f.meta, metaRefresh: f.metaRefresh, object: f.object, script: f.script, scriptJava: f.scriptJava, style: f.style };
   }
@@ -316,7 +321,11 @@ export class CollectionCrawl {
     const maxConcurrency = this.opts.maxConcurrency ?? 64;
     const tasks = new Set<Promise<void>>();
     for (;;) {
-      if (this.abort.signal.aborted) return 'signal';
+      if (this.abort.signal.aborted) {
+        // In-flight fetches are aborted; wait for them to put their URIs back.
+        await Promise.allSettled(tasks);
+        return 'signal';
+      }
       if (this.opts.maxPages !== undefined && this.c.requests >= this.opts.maxPages) {
         await Promise.allSettled(tasks);
         return 'max-pages';
@@ -363,6 +372,7 @@ export class CollectionCrawl {
           // Nothing can be fetched from this site; its URIs fail one by one below without a request.
         } else {
           if (this.sched.readyAt(site) > this.now()) return; // the gate moved (shared IP): try again when ready
+          site.sub = undefined;
           this.sched.started(site, this.now());
           this.inFlight++;
           const stats = { bytesIn: 0, bytesOut: 0, requests: 0 };
@@ -432,8 +442,12 @@ export class CollectionCrawl {
     }
     const previous = await this.store.getRecord(this.rt.name, uri.url);
     const postBody = this.postPayloadFor(uri.url);
-    if (this.sched.readyAt(site) > this.now()) {
-      // The shared gate moved while this task was preparing: put the URI back in front.
+    site.sub = uri.sub;
+    const earliest = this.sched.earliestStart(site, this.sched.policy.delayMs(site));
+    if (earliest > this.now()) {
+      // The gate moved while this task was preparing (a shared IP), or this
+      // URI's sub-collection asks for a longer delay: put it back in front.
+      site.notBeforeMs = earliest;
       site.buffer.unshift(uri);
       return;
     }
@@ -708,8 +722,22 @@ export class CollectionCrawl {
   }
 
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
-  private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discovered: QueuedUri[], st: SiteStats): Promise<void> {
+  private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discoveredIn: QueuedUri[], st: SiteStats): Promise<void> {
     st.add('DBUpdates');
+    let discovered = discoveredIn;
+    if (this.bloom) {
+      // smfilter: links the filter has seen are checked against the store here, outside the write transaction.
+      const fresh: QueuedUri[] = [];
+      for (const q of discoveredIn) {
+        if (this.bloom.mightContain(q.url) && (await this.store.seen(this.rt.name, this.epoch, q.url))) {
+          bump(this.c.uriSkips, 'ic');
+          st.count('URISkip', 'ic');
+          continue;
+        }
+        fresh.push(q);
+      }
+      discovered = fresh;
+    }
     const added = await this.store.complete(this.rt.name, this.epoch, {
       leaseId: uri.id,
       site: site.site,
@@ -722,7 +750,10 @@ export class CollectionCrawl {
       bump(this.c.uriSkips, 'ic', dup);
       st.count('URISkip', 'ic', dup);
     }
-    for (const a of added) this.sched.addWork(a.site, 1);
+    for (const a of added) {
+      this.bloom?.add(a.url);
+      this.sched.addWork(a.site, 1);
+    }
   }
 
   /** On stop: leased URIs that were never fetched go back to the queue. */

@@ -129,10 +129,12 @@ export class RobotsManager {
       outcome = { kind: 'too-many-redirects' };
       row = { fetchedMs: this.now(), status: -2, body: new Uint8Array() };
     }
-    // An unreachable site is not cached: the next cycle tries again.
-    if (!unreachable) await this.store.putRobots(this.collection, site, row!);
     const r = robotsFromOutcome(outcome, { authIgnore: this.settings.authIgnore, toutIgnore: this.settings.toutIgnore });
     const out: SiteRobots = { rules: r.robots.forAgent(this.settings.productToken), parsed: r.robots, reason: r.reason, fromCache: false, ...(unreachable ? { unreachable } : {}) };
+    // A fetch cut short by a stop says nothing about the site: neither kept nor cached.
+    if (signal?.aborted) return out;
+    // An unreachable site is not cached in the store: the next cycle tries again.
+    if (!unreachable) await this.store.putRobots(this.collection, site, row!);
     this.memo.set(site, out);
     return out;
   }

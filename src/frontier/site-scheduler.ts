@@ -30,7 +30,10 @@ export interface SitePolicy {
 }
 
 export interface Gate {
+  /** No request may start before this (the last start plus its delay, or a backoff). */
   nextStartMs: number;
+  /** When the last request through the gate started (or was sent). */
+  lastStartMs: number;
 }
 
 export class SiteState {
@@ -53,6 +56,10 @@ export class SiteState {
   active = false;
   /** A lease or robots fetch is being prepared for this site. */
   busy = false;
+  /** The sub-collection of the request being started (its delay applies). */
+  sub: string | undefined;
+  /** Set when the next URI needs a longer delay than the gate allows for (a sub-collection's). */
+  notBeforeMs = 0;
 
   constructor(site: string, gate: Gate) {
     this.site = site;
@@ -88,7 +95,7 @@ export class SiteScheduler {
   gateFor(key: string): Gate {
     let g = this.gates.get(key);
     if (!g) {
-      g = { nextStartMs: 0 };
+      g = { nextStartMs: 0, lastStartMs: -Infinity };
       this.gates.set(key, g);
     }
     return g;
@@ -99,6 +106,7 @@ export class SiteScheduler {
     const g = this.gateFor(`ip:${ip}`);
     if (site.gate !== g) {
       g.nextStartMs = Math.max(g.nextStartMs, site.gate.nextStartMs);
+      g.lastStartMs = Math.max(g.lastStartMs, site.gate.lastStartMs);
       site.gate = g;
     }
   }
@@ -138,7 +146,16 @@ export class SiteScheduler {
 
   /** The earliest time the site may start a request (ignoring max_pending). */
   readyAt(s: SiteState): number {
-    return Math.max(s.gate.nextStartMs, s.pausedUntilMs);
+    return Math.max(s.gate.nextStartMs, s.pausedUntilMs, s.notBeforeMs);
+  }
+
+  /**
+   * The earliest start for a request whose own delay is `delayMs`: the gate's
+   * rule, and at least `delayMs` after the last request through the gate (a
+   * sub-collection's longer delay applies to its own URIs).
+   */
+  earliestStart(s: SiteState, delayMs: number): number {
+    return Math.max(this.readyAt(s), s.gate.lastStartMs + delayMs);
   }
 
   /**
@@ -165,6 +182,8 @@ export class SiteScheduler {
   /** Records that a request to the site starts now: the gate moves on by the delay. */
   started(s: SiteState, now: number): void {
     s.inFlight++;
+    s.notBeforeMs = 0;
+    s.gate.lastStartMs = now;
     const backoff = s.failures > 0 ? Math.min(this.policy.delayMs(s) * 2 ** s.failures + 1000 * s.failures, this.policy.maxBackoffDelayMs) : 0;
     s.gate.nextStartMs = now + Math.max(this.policy.delayMs(s), backoff);
   }
@@ -175,6 +194,7 @@ export class SiteScheduler {
    * than the delay, even when this request waited for a connection.
    */
   sent(s: SiteState, now: number): void {
+    s.gate.lastStartMs = Math.max(s.gate.lastStartMs, now);
     s.gate.nextStartMs = Math.max(s.gate.nextStartMs, now + this.policy.delayMs(s));
   }
 

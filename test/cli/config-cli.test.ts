@@ -115,6 +115,21 @@ describe('trawl CLI', () => {
     assert.match(missing.err, /TRAWL_ERR_CONFIG_NOT_FOUND: .*no collection "z" \(it has: a, b\)/);
   });
 
+  it('crawl refuses a bad configuration with its location and crawls nothing (exit 65)', () => {
+    const bad = write('crawl-bad.xml', collection('    <attrib name="start_uris" type="list-string"><member>http://127.0.0.1:9/</member></attrib>\n    <attrib name="delay" type="real">soon</attrib>'));
+    const r = trawl(['crawl', '--data', join(tmp, 'data-bad'), bad]);
+    assert.equal(r.code, 65);
+    assert.match(r.err, /crawl-bad\.xml:5:5: error TRAWL_ERR_CONFIG_TYPE: collection "c", delay: expected a number \(real\), got "soon"/);
+    assert.match(r.err, /nothing was crawled/);
+  });
+
+  it('crawl refuses a bad URL and a bad --max-pages (exit 64)', () => {
+    assert.equal(trawl(['crawl', 'http://[::1']).code, 64);
+    const r = trawl(['crawl', '--max-pages', '0', 'http://127.0.0.1:9/']);
+    assert.equal(r.code, 64);
+    assert.match(r.err, /--max-pages must be a whole number of at least 1/);
+  });
+
   it('config keygen and encrypt produce an !ENC! value that the reader accepts and show keeps', () => {
     const key = join(tmp, 'key.dat');
     assert.equal(trawl(['config', 'keygen', '--key-file', key]).code, 0);

@@ -25,11 +25,33 @@ function* killDelays(seed: number): Generator<number> {
   }
 }
 
-function crawlProcess(data: string, config: string): { done: Promise<number | null>; kill: () => void } {
+function crawlProcess(data: string, config: string): { done: Promise<number | null>; kill: (signal?: NodeJS.Signals) => void; stdout: () => string } {
   const child = spawn(process.execPath, [BIN, 'crawl', '--data', data, '--json', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.resume();
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.resume();
-  return { done: new Promise((resolve) => child.on('exit', (code) => resolve(code))), kill: () => child.kill('SIGKILL') };
+  return { done: new Promise((resolve) => child.on('exit', (code) => resolve(code))), kill: (signal = 'SIGKILL') => child.kill(signal), stdout: () => out };
+}
+
+function writeConfig(url: string): string {
+  const config = join(tempDir('trawl-crash-cfg-'), 'crash.xml');
+  writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?>
+<CrawlerConfig><DomainSpecification name="crash">
+  <attrib name="start_uris" type="list-string"><member>${url}</member></attrib>
+  <attrib name="delay" type="real">0.01</attrib>
+  <attrib name="max_pending" type="integer">${MAX_PENDING}</attrib>
+  <section name="include_domains"><attrib name="exact" type="list-string">${HOSTS.map((h) => `<member>${h}</member>`).join('')}</attrib></section>
+  <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib></section>
+</DomainSpecification></CrawlerConfig>`);
+  return config;
+}
+
+function slowSite(pagesPerHost: number): HostSpec[] {
+  return generatedSite({ hosts: HOSTS, pagesPerHost, linksPerPage: 6, seed: 7 }).map((h) => ({
+    ...h,
+    // A little server time per page so that the crawl lasts a few seconds.
+    routes: Object.fromEntries(Object.entries(h.routes).map(([k, v]) => [k, typeof v === 'object' && v.kind === 'html' ? { ...v, delayMs: 20 } : v])),
+  }));
 }
 
 async function records(data: string) {
@@ -45,22 +67,9 @@ async function records(data: string) {
 
 describe('crash safety', () => {
   it('survives kill -9 at random points: the same crawl store, nothing lost, nothing refetched but what was in flight', async (t) => {
-    const spec: HostSpec[] = generatedSite({ hosts: HOSTS, pagesPerHost: 400, linksPerPage: 6, seed: 7 }).map((h) => ({
-      ...h,
-      // A little server time per page so that the crawl lasts a few seconds.
-      routes: Object.fromEntries(Object.entries(h.routes).map(([k, v]) => [k, typeof v === 'object' && v.kind === 'html' ? { ...v, delayMs: 20 } : v])),
-    }));
-    const site = await startFixtureSite(spec);
+    const site = await startFixtureSite(slowSite(400));
     try {
-      const config = join(tempDir('trawl-crash-cfg-'), 'crash.xml');
-      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?>
-<CrawlerConfig><DomainSpecification name="crash">
-  <attrib name="start_uris" type="list-string"><member>${site.host(HOSTS[0]!).url('/')}</member></attrib>
-  <attrib name="delay" type="real">0.01</attrib>
-  <attrib name="max_pending" type="integer">${MAX_PENDING}</attrib>
-  <section name="include_domains"><attrib name="exact" type="list-string">${HOSTS.map((h) => `<member>${h}</member>`).join('')}</attrib></section>
-  <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib></section>
-</DomainSpecification></CrawlerConfig>`);
+      const config = writeConfig(site.host(HOSTS[0]!).url('/'));
 
       // The reference: one uninterrupted crawl.
       const reference = tempDir();
@@ -98,6 +107,36 @@ describe('crash safety', () => {
       assert.ok(refetched <= kills * MAX_PENDING * HOSTS.length, `${refetched} refetches after ${kills} kills`);
       // And every URL of the reference crawl was requested.
       assert.equal(seen.size, new Set(expected.map((r) => r.url)).size + HOSTS.length /* robots.txt */);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('stops gracefully on SIGINT (Ctrl-C): in-flight URIs go back to the queue, and the next run finishes the cycle', async () => {
+    const site = await startFixtureSite(slowSite(150));
+    try {
+      const config = writeConfig(site.host(HOSTS[0]!).url('/'));
+      const data = tempDir();
+      const run = crawlProcess(data, config);
+      setTimeout(() => run.kill('SIGINT'), 1200);
+      assert.equal(await run.done, 0);
+      const first = JSON.parse(run.stdout()) as { collections: Array<{ complete: boolean; stoppedBy: string; requests: number; queued: number }> };
+      assert.equal(first.collections[0]!.stoppedBy, 'signal');
+      assert.equal(first.collections[0]!.complete, false);
+      assert.ok(first.collections[0]!.requests > 0 && first.collections[0]!.queued > 0, JSON.stringify(first));
+      // Nothing is left leased: a graceful stop returned the in-flight URIs.
+      const store = new SqliteCrawlStore(join(data, 'trawl.db'));
+      assert.equal((await store.counts('crash')).leased, 0);
+      await store.close();
+      const again = crawlProcess(data, config);
+      assert.equal(await again.done, 0);
+      const second = JSON.parse(again.stdout()) as { collections: Array<{ complete: boolean; resumed: boolean }> };
+      assert.equal(second.collections[0]!.complete, true);
+      assert.equal(second.collections[0]!.resumed, true);
+      const seen = new Map<string, number>();
+      for (const r of site.requests) seen.set(`${r.host}${r.path}`, (seen.get(`${r.host}${r.path}`) ?? 0) + 1);
+      const refetched = [...seen.values()].reduce((n, c) => n + (c - 1), 0);
+      assert.ok(refetched <= MAX_PENDING * HOSTS.length, `${refetched} refetches after one interrupt`);
     } finally {
       await site.close();
     }

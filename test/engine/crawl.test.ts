@@ -117,6 +117,32 @@ describe('politeness, measured at the server', () => {
     });
   }
 
+  it('uses a sub-collection\'s own delay for its URIs', async () => {
+    const routes = {
+      '/': { kind: 'html' as const, body: '<a href="/a.html">a</a> <a href="/b.html">b</a> <a href="/news/1.html">1</a> <a href="/news/2.html">2</a> <a href="/news/3.html">3</a>' },
+      '/a.html': { kind: 'html' as const, body: 'a' }, '/b.html': { kind: 'html' as const, body: 'b' },
+      '/news/1.html': { kind: 'html' as const, body: 'n1' }, '/news/2.html': { kind: 'html' as const, body: 'n2' }, '/news/3.html': { kind: 'html' as const, body: 'n3' },
+    };
+    const site = await startFixtureSite([{ ip: '127.0.1.20', routes }]);
+    try {
+      const h = site.host('127.0.1.20');
+      await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">1</attrib>
+        <SubDomain name="news"><attrib name="delay" type="real">0.3</attrib><attrib name="refresh" type="real">60</attrib>
+          <section name="include_uris">${list('prefix', [h.url('/news/')])}</section></SubDomain>`));
+      const reqs = site.requests;
+      assert.equal(reqs.length, 7);
+      // A news request waits 0.3 s after the request before it; the others do not wait.
+      for (let i = 1; i < reqs.length; i++) {
+        const gap = reqs[i]!.startMs - reqs[i - 1]!.startMs;
+        if (reqs[i]!.path.startsWith('/news/')) assert.ok(gap >= 285, `${reqs[i]!.path}: ${gap} ms`);
+      }
+      const fast = reqs.filter((r, i) => i > 0 && !r.path.startsWith('/news/')).map((r) => r.startMs - reqs[reqs.indexOf(r) - 1]!.startMs);
+      assert.ok(fast.some((g) => g < 150), `collection URIs should not wait: ${fast}`);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('honours robots.txt Crawl-delay when obey_robots_delay is yes', async () => {
     const routes = { ...pages(3), '/robots.txt': { kind: 'robots' as const, body: 'User-agent: *\nCrawl-delay: 0.4\n' } };
     const site = await startFixtureSite([{ ip: '127.0.1.14', routes }]);
@@ -150,6 +176,22 @@ describe('politeness, measured at the server', () => {
       assert.ok(busy[1]!.startMs - busy[0]!.startMs >= 995, String(busy[1]!.startMs - busy[0]!.startMs));
       assert.equal(byPath(run.records, h.origin).get('/busy')!.status, 'stored');
       assert.equal(run.summary.retries, 1);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('smfilter', () => {
+  it('a Bloom filter in front of the seen set changes nothing in what is fetched', async () => {
+    const site = await startFixtureSite(standardSite());
+    try {
+      const main = site.host(STANDARD_IPS.main);
+      const run = await runCrawl(collectionXml(`${list('start_uris', [main.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="smfilter" type="integer">100000</attrib>
+        <section name="trawl_limits"><attrib name="max_decompressed_bytes" type="integer">1048576</attrib></section>`));
+      const diff = diffAgainstExpected(site.fetchedPaths(STANDARD_IPS.main, { hostHeader: STANDARD_IPS.main }), STANDARD_SITE_EXPECTED.main);
+      assert.deepEqual(diff, { missing: [], forbidden: [], unexpected: [], repeated: [], overBound: [] });
+      assert.ok(run.summary.uriSkips.ic! > 0);
     } finally {
       await site.close();
     }
