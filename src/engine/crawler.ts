@@ -141,6 +141,8 @@ export class CollectionCrawl {
   private linkFlags!: LinkFlags;
   /** Checksums of documents being stored right now, so two concurrent fetches of equal content are seen as duplicates. */
   private readonly claimed = new Map<string, string>();
+  /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
+  private readonly addressRefused = new Map<string, string>();
   /** smfilter: URLs queued in this run, in front of the store's seen set. */
   private bloom: BloomFilter | undefined;
 
@@ -194,7 +196,7 @@ export class CollectionCrawl {
   }
 
   private setup(): void {
-    this.rt = buildRuntime(this.config, this.opts.node !== undefined ? { node: this.opts.node } : {});
+    this.rt = buildRuntime(this.config, { ...(this.opts.node !== undefined ? { node: this.opts.node } : {}), ...(this.opts.baseDir !== undefined ? { baseDir: this.opts.baseDir } : {}) });
     const s = this.rt.settings;
     const egress: EgressPolicy = { ...s.egress, ...this.opts.egress };
     this.resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, this.opts.lookup, this.now);
@@ -315,6 +317,37 @@ export class CollectionCrawl {
     await this.store.enqueue(this.rt.name, this.epoch, batch, prepend);
   }
 
+  /**
+   * Adds URIs while the cycle runs (MS-FSCADM AddURIs): they are checked
+   * like start URIs and queued, `urgent` ones before everything else.
+   * Returns how many were queued (the others were out of scope or seen).
+   */
+  async addUris(urls: readonly string[], urgent: boolean): Promise<{ added: number; refused: Array<{ url: string; reason: string }> }> {
+    const refused: Array<{ url: string; reason: string }> = [];
+    const batch: QueuedUri[] = [];
+    for (const raw of urls) {
+      const url = normalizeUrl(raw);
+      if (!url) {
+        refused.push({ url: raw, reason: 'not a valid absolute URL' });
+        continue;
+      }
+      const u = new URL(url);
+      const d = this.rt.scope.decide({ url: u, parent: undefined, hops: 0, viaRedirect: false, seed: true });
+      if (!d.allowed) {
+        refused.push({ url, reason: `${d.code}: ${d.reason}` });
+        continue;
+      }
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: this.rt.subOf(u) });
+    }
+    const added = await this.store.enqueue(this.rt.name, this.epoch, batch, urgent);
+    for (const a of added) {
+      this.bloom?.add(a.url);
+      this.sched.addWork(a.site, 1);
+    }
+    this.notify();
+    return { added: added.length, refused };
+  }
+
   // ------------------------------------------------------------ the loop
 
   private async loop(): Promise<CycleSummary['stoppedBy']> {
@@ -367,7 +400,10 @@ export class CollectionCrawl {
       const host = new URL(site.site).hostname;
       const resolved = await this.resolver.resolve(host);
       if (resolved.ok && this.rt.settings.enforceDelayPerIp) this.sched.bindGate(site, resolved.address);
-      if (this.rt.settings.robots && !this.robots.known(site.site) && !(await this.robots.cached(site.site))) {
+      // ipmask / ip6mask domain rules depend on host and address only: judged once per site, before any request.
+      const refusedByAddress = resolved.ok && this.rt.addressScope ? this.rt.addressScope(new URL(site.site), resolved.address) : undefined;
+      if (refusedByAddress && !refusedByAddress.allowed) this.addressRefused.set(site.site, refusedByAddress.reason);
+      if (this.rt.settings.robots && !this.addressRefused.has(site.site) && !this.robots.known(site.site) && !(await this.robots.cached(site.site))) {
         if (!resolved.ok) {
           // Nothing can be fetched from this site; its URIs fail one by one below without a request.
         } else {
@@ -429,6 +465,12 @@ export class CollectionCrawl {
     if (robots && !robots.rules.isAllowed(pathAndQuery(url))) {
       this.skipUri(site.site, 'ro', uri.url, 'disallowed by robots.txt');
       await this.commit(site, uri, undefined, [], st);
+      return;
+    }
+    const refused = this.addressRefused.get(site.site);
+    if (refused !== undefined) {
+      this.skipUri(site.site, 'do', uri.url, refused);
+      await this.commit(site, uri, undefined, [], this.statsFor(site.site));
       return;
     }
     // max_doc: documents downloaded from one site at most.

@@ -10,7 +10,10 @@ import type { CollectionSettings } from '../config/registry.ts';
 import { parseErrorPolicy, parseSlotDelay, parseTimeSlot, slotContains, type ErrorPolicy, type SlotDelay, type TimeSlot } from '../config/values.ts';
 import { compileDotNetRegex } from '../config/dotnet-regex.ts';
 import { PRODUCT_TOKEN } from '../core/version.ts';
-import { basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type ScopeRule } from '../scope/scope.ts';
+import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { TrawlError } from '../core/errors.ts';
+import { addressRule, basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type RuleFileReader, type RuleVerdict, type ScopeRule } from '../scope/scope.ts';
 
 export interface SubRuntime {
   readonly name: string;
@@ -38,6 +41,8 @@ export interface Runtime {
   /** The delay now in ms for a sub-collection (variable_delay), or 'suspend'. */
   delayNow(sub: string | undefined, at: Date): number | 'suspend';
   readonly excludeHeaders: ReadonlyArray<readonly [string, readonly RegExp[]]>;
+  /** ipmask / ip6mask domain rules, judged once the host's address is known; undefined when there are none. */
+  readonly addressScope: ((url: URL, ip: string) => RuleVerdict | undefined) | undefined;
 }
 
 function parseHeaders(lines: readonly string[]): Record<string, string> {
@@ -87,16 +92,31 @@ function compileSlots(table: Readonly<Record<string, string>>): Array<[TimeSlot,
 
 export interface RuntimeOptions {
   readonly node?: string;
+  /** Where relative rule files (include_domains file, …) are found. */
+  readonly baseDir?: string;
   /** Extra scope rules (other dialects), run after the basic ones. */
   readonly extraRules?: readonly ScopeRule[];
+}
+
+/** Reads MS-FSCCFG rule files relative to `baseDir`, failing with the path when one cannot be read. */
+export function ruleFileReader(baseDir: string): RuleFileReader {
+  return (name) => {
+    const path = resolvePath(baseDir, name);
+    try {
+      return { path, text: readFileSync(path, 'utf8') };
+    } catch (err) {
+      throw new TrawlError('TRAWL_ERR_IO', `cannot read rule file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { location: { file: path } });
+    }
+  };
 }
 
 export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Runtime {
   const nodeOpt = opts.node !== undefined ? { node: opts.node } : {};
   const settings = resolveSettings(c, nodeOpt);
+  const readFile = ruleFileReader(opts.baseDir ?? process.cwd());
   const subs: SubRuntime[] = subcollectionNames(c, opts.node).map((name) => {
     const s = resolveSettings(c, { ...nodeOpt, subcollection: name });
-    return { name, settings: s, matches: subcollectionMatcher(s) };
+    return { name, settings: s, matches: subcollectionMatcher(s, readFile) };
   });
   const headers = parseHeaders(settings.headers);
   const policy = compilePolicies(settings.httpErrors);
@@ -120,7 +140,8 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
   return {
     name: c.name,
     settings,
-    scope: new Scope([...basicRules(settings), ...(opts.extraRules ?? [])]),
+    scope: new Scope([...basicRules(settings, readFile), ...(opts.extraRules ?? [])]),
+    addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
     subs,
     headers,
     productToken: productTokenOf(headers['user-agent']),

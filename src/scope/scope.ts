@@ -14,9 +14,10 @@
 
 import { domainOf } from '../core/url.ts';
 import type { UriSkipCode } from '../core/skip-codes.ts';
+import { TrawlError } from '../core/errors.ts';
 import { compileDotNetRegex } from '../config/dotnet-regex.ts';
 import type { CollectionSettings } from '../config/registry.ts';
-import { parseCrawlMode } from '../config/values.ts';
+import { ipv4MaskMatches, ipv6MaskMatches, parseCrawlMode, parseIpv4Mask, parseIpv6Mask, type Ipv4Mask, type Ipv6Mask } from '../config/values.ts';
 
 export interface ScopeInput {
   readonly url: URL;
@@ -81,26 +82,109 @@ export interface StringRules {
   readonly prefix: readonly string[];
   readonly suffix: readonly string[];
   readonly regexp: readonly RegExp[];
+  /** ipmask / ip6mask (domain rules only): decided once the host's address is known. */
+  readonly ipv4: readonly Ipv4Mask[];
+  readonly ipv6: readonly Ipv6Mask[];
 }
 
-/** Compiles exact / prefix / suffix / regexp lists; undefined when all are empty. */
-export function compileRules(section: { exact?: readonly string[]; prefix?: readonly string[]; suffix?: readonly string[]; regexp?: readonly string[] }, lower: boolean): StringRules | undefined {
-  const norm = (s: string): string => (lower ? s.toLowerCase() : s);
-  const r: StringRules = {
-    exact: new Set((section.exact ?? []).map(norm)),
-    prefix: (section.prefix ?? []).map(norm),
-    suffix: (section.suffix ?? []).map(norm),
-    regexp: (section.regexp ?? []).map((p) => compileDotNetRegex(p)),
+export interface RuleSection {
+  readonly exact?: readonly string[];
+  readonly prefix?: readonly string[];
+  readonly suffix?: readonly string[];
+  readonly regexp?: readonly string[];
+  readonly ipmask?: readonly string[];
+  readonly ip6mask?: readonly string[];
+  readonly file?: readonly string[];
+}
+
+/** Reads a rule file's text; relative names are resolved by the caller. */
+export type RuleFileReader = (name: string) => { path: string; text: string };
+
+const RULE_TYPES = ['exact', 'prefix', 'suffix', 'regexp', 'ipmask', 'ip6mask'] as const;
+
+/**
+ * Compiles exact / prefix / suffix / regexp (and for domains ipmask /
+ * ip6mask) lists, adding the rules of `file` lists (MS-FSCCFG 2.2.4.1: one
+ * "ruletype:rule" per line). Undefined when there is no rule at all.
+ */
+export function compileRules(section: RuleSection, lower: boolean, readFile?: RuleFileReader): StringRules | undefined {
+  const lists: Record<(typeof RULE_TYPES)[number], string[]> = {
+    exact: [...(section.exact ?? [])], prefix: [...(section.prefix ?? [])], suffix: [...(section.suffix ?? [])],
+    regexp: [...(section.regexp ?? [])], ipmask: [...(section.ipmask ?? [])], ip6mask: [...(section.ip6mask ?? [])],
   };
-  return r.exact.size + r.prefix.length + r.suffix.length + r.regexp.length === 0 ? undefined : r;
+  const allowedTypes = lower ? RULE_TYPES : RULE_TYPES.slice(0, 4);
+  for (const name of section.file ?? []) {
+    if (!readFile) throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `rule file ${name}: no way to read rule files here`);
+    const { path, text } = readFile(name);
+    text.split(/\r?\n/).forEach((raw, i) => {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) return;
+      const colon = line.indexOf(':');
+      const type = colon > 0 ? line.slice(0, colon).trim() : '';
+      const rule = colon > 0 ? line.slice(colon + 1).trim() : '';
+      if (!(allowedTypes as readonly string[]).includes(type) || rule === '') {
+        throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `expected "ruletype:rule" with ruletype one of ${allowedTypes.join(', ')}, got ${JSON.stringify(line)}`, { location: { file: path, line: i + 1 } });
+      }
+      lists[type as (typeof RULE_TYPES)[number]].push(rule);
+    });
+  }
+  const norm = (x: string): string => (lower ? x.toLowerCase() : x);
+  const ipv4 = lists.ipmask.map((m) => {
+    const p = parseIpv4Mask(m);
+    if (!p.ok) throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `ipmask ${JSON.stringify(m)}: expected ${p.expected}`);
+    return p.value;
+  });
+  const ipv6 = lists.ip6mask.map((m) => {
+    const p = parseIpv6Mask(m);
+    if (!p.ok) throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `ip6mask ${JSON.stringify(m)}: expected ${p.expected}`);
+    return p.value;
+  });
+  const r: StringRules = {
+    exact: new Set(lists.exact.map(norm)),
+    prefix: lists.prefix.map(norm),
+    suffix: lists.suffix.map(norm),
+    regexp: lists.regexp.map((x) => compileDotNetRegex(x)),
+    ipv4,
+    ipv6,
+  };
+  return r.exact.size + r.prefix.length + r.suffix.length + r.regexp.length + ipv4.length + ipv6.length === 0 ? undefined : r;
 }
 
 function matchRules(r: StringRules, text: string): string | undefined {
   if (r.exact.has(text)) return `exact ${text}`;
   for (const p of r.prefix) if (text.startsWith(p)) return `prefix ${p}`;
-  for (const s of r.suffix) if (text.endsWith(s)) return `suffix ${s}`;
+  for (const x of r.suffix) if (text.endsWith(x)) return `suffix ${x}`;
   for (const re of r.regexp) if (re.test(text)) return `regexp ${re.source}`;
   return undefined;
+}
+
+function matchAddress(r: StringRules, ip: string): string | undefined {
+  for (const m of r.ipv4) if (ipv4MaskMatches(m, ip)) return `ipmask (${ip})`;
+  for (const m of r.ipv6) if (ipv6MaskMatches(m, ip)) return `ip6mask (${ip})`;
+  return undefined;
+}
+
+const hasAddressRules = (r: StringRules | undefined): boolean => r !== undefined && r.ipv4.length + r.ipv6.length > 0;
+
+/**
+ * The domain rules once the host's address is known: ipmask / ip6mask can
+ * only be judged at fetch time. Undefined when the rules have no address
+ * masks (the discovery-time decision stands).
+ */
+export function addressRule(include: StringRules | undefined, exclude: StringRules | undefined): ((url: URL, ip: string) => RuleVerdict | undefined) | undefined {
+  if (!hasAddressRules(include) && !hasAddressRules(exclude)) return undefined;
+  return (url, ip) => {
+    const host = url.hostname.toLowerCase();
+    if (exclude) {
+      const hit = matchRules(exclude, host) ?? matchAddress(exclude, ip);
+      if (hit) return { allowed: false, code: 'do', reason: `${host} matches exclude_domains ${hit}` };
+    }
+    if (include) {
+      const hit = matchRules(include, host) ?? matchAddress(include, ip);
+      return hit ? { allowed: true, reason: `${host} matches include_domains ${hit}` } : { allowed: false, code: 'do', reason: `${host} (${ip}) matches no include_domains rule` };
+    }
+    return undefined;
+  };
 }
 
 /** include_X / exclude_X as one rule: an empty include matches all, an empty exclude matches none (MS-FSCCFG 2.2.4.1–4). */
@@ -115,7 +199,10 @@ export function includeExcludeRule(name: string, code: UriSkipCode, subject: (u:
       }
       if (include) {
         const hit = matchRules(include, text);
-        return hit ? { allowed: true, reason: `${text} matches include ${hit}` } : { allowed: false, code, reason: `${text} matches no include rule` };
+        if (hit) return { allowed: true, reason: `${text} matches include ${hit}` };
+        // An address mask may still include it: decided when the host is resolved.
+        if (hasAddressRules(include)) return undefined;
+        return { allowed: false, code, reason: `${text} matches no include rule` };
       }
       return undefined;
     },
@@ -160,7 +247,7 @@ export function pathRepetitions(pathname: string): number {
  * allowed_schemes, the Elastic URL limits, exclude_exts, include/exclude
  * domains and URIs, crawlmode (fwdlinks, DEPTH:n) and max_uri_recursion.
  */
-export function basicRules(s: CollectionSettings): ScopeRule[] {
+export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): ScopeRule[] {
   const schemes = new Set(s.allowedSchemes.map((x) => `${x.toLowerCase()}:`));
   const exts = s.excludeExts.map((e) => (e.startsWith('.') ? e : `.${e}`).toLowerCase());
   const mode = parseCrawlMode(s.crawlmode.mode);
@@ -190,8 +277,8 @@ export function basicRules(s: CollectionSettings): ScopeRule[] {
         return hit ? { allowed: false, code: 'ur', reason: `path ends with excluded extension ${hit}` } : undefined;
       },
     },
-    includeExcludeRule('include_domains/exclude_domains', 'do', (u) => u.hostname.toLowerCase(), compileRules(s.includeDomains, true), compileRules(s.excludeDomains, true)),
-    includeExcludeRule('include_uris/exclude_uris', 'ur', (u) => u.href, compileRules(s.includeUris, false), compileRules(s.excludeUris, false)),
+    includeExcludeRule('include_domains/exclude_domains', 'do', (u) => u.hostname.toLowerCase(), compileRules(s.includeDomains, true, readFile), compileRules(s.excludeDomains, true, readFile)),
+    includeExcludeRule('include_uris/exclude_uris', 'ur', (u) => u.href, compileRules(s.includeUris, false, readFile), compileRules(s.excludeUris, false, readFile)),
     {
       name: 'crawlmode.fwdlinks',
       decide: ({ url, parent, seed, viaRedirect }) => {
@@ -218,9 +305,9 @@ export function basicRules(s: CollectionSettings): ScopeRule[] {
 }
 
 /** A test for a sub-collection's own include/exclude rules (MS-FSCCFG 2.2.4.33): does the URL belong to it? */
-export function subcollectionMatcher(sub: CollectionSettings): (url: URL) => boolean {
-  const domains = includeExcludeRule('d', 'do', (u) => u.hostname.toLowerCase(), compileRules(sub.includeDomains, true), compileRules(sub.excludeDomains, true));
-  const uris = includeExcludeRule('u', 'ur', (x) => x.href, compileRules(sub.includeUris, false), compileRules(sub.excludeUris, false));
+export function subcollectionMatcher(sub: CollectionSettings, readFile?: RuleFileReader): (url: URL) => boolean {
+  const domains = includeExcludeRule('d', 'do', (u) => u.hostname.toLowerCase(), compileRules(sub.includeDomains, true, readFile), compileRules(sub.excludeDomains, true, readFile));
+  const uris = includeExcludeRule('u', 'ur', (x) => x.href, compileRules(sub.includeUris, false, readFile), compileRules(sub.excludeUris, false, readFile));
   return (url) => {
     const input: ScopeInput = { url, parent: undefined, hops: 0, viaRedirect: false, seed: true };
     const d = domains.decide(input);

@@ -1,6 +1,7 @@
 // Real crawls of real HTTP servers on loopback. Every assertion is on what
 // the servers saw (their request logs) or on the rows in the crawl store.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -176,6 +177,29 @@ describe('politeness, measured at the server', () => {
       assert.ok(busy[1]!.startMs - busy[0]!.startMs >= 995, String(busy[1]!.startMs - busy[0]!.startMs));
       assert.equal(byPath(run.records, h.origin).get('/busy')!.status, 'stored');
       assert.equal(run.summary.retries, 1);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('scope rules that need more than the URL', () => {
+  it('judges ipmask rules once the address is known, and reads rule files', async () => {
+    const page = (links: string) => ({ kind: 'html' as const, body: links });
+    const site = await startFixtureSite([
+      { ip: '127.0.1.21', routes: { '/': page('<a href="/in/a.html">a</a> <a href="/out/b.html">b</a> <a href="{{origin:127.0.1.22}}/">other</a>'), '/in/a.html': page('a'), '/out/b.html': page('b') } },
+      { ip: '127.0.1.22', routes: { '/': page('x') } },
+    ]);
+    try {
+      const a = site.host('127.0.1.21');
+      const dir = tempDir();
+      writeFileSync(`${dir}/uris.txt`, `# URI rules\nprefix:${a.url('/in/')}\nexact:${a.url('/')}\n`);
+      const run = await runCrawl(collectionXml(`${list('start_uris', [a.url('/')])}<attrib name="delay" type="real">0</attrib>
+        <section name="include_domains">${list('ipmask', ['127.0.1.21/32'])}</section>
+        <section name="include_uris">${list('file', [`${dir}/uris.txt`])}${list('prefix', [site.host('127.0.1.22').url('/')])}</section>`));
+      assert.deepEqual(site.fetchedPaths('127.0.1.21').sort(), ['/', '/in/a.html', '/robots.txt']);
+      assert.deepEqual(site.fetchedPaths('127.0.1.22'), []); // refused by the ipmask once its address was known
+      assert.ok(run.summary.uriSkips.do! >= 1 && run.summary.uriSkips.ur! >= 1, JSON.stringify(run.summary.uriSkips));
     } finally {
       await site.close();
     }
