@@ -9,6 +9,7 @@ import { ERROR_CODES, isTrawlError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { registerCrawlCommand } from './crawl-command.ts';
+import { registerUrltestCommand } from './urltest-command.ts';
 import { processIo, type Io } from './io.ts';
 
 export function buildProgram(io: Io, setExit: (code: number) => void): Command {
@@ -22,6 +23,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
       writeErr: (s) => io.err(s.trimEnd()),
     });
   registerCrawlCommand(program, io, setExit);
+  registerUrltestCommand(program, io, setExit);
   registerConfigCommands(program, io, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

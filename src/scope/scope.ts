@@ -66,12 +66,15 @@ export class Scope {
 
   decide(input: ScopeInput, explain = false): ScopeDecision {
     const trace: TraceStep[] = [];
+    // An allowed URL is decided by the last rule that allowed it explicitly (an include rule), else by the default.
+    let allowedBy: { rule: string; reason: string } | undefined;
     for (const rule of this.rules) {
       const v = rule.decide(input);
       if (explain) trace.push({ rule: rule.name, verdict: v === undefined ? 'pass' : v.allowed ? 'allow' : 'deny', reason: v?.reason ?? '' });
       if (v && !v.allowed) return { allowed: false, code: v.code, decidedBy: rule.name, reason: v.reason, trace };
+      if (v?.allowed) allowedBy = { rule: rule.name, reason: v.reason };
     }
-    return { allowed: true, code: undefined, decidedBy: 'default', reason: 'no rule refused it', trace };
+    return { allowed: true, code: undefined, decidedBy: allowedBy?.rule ?? 'default', reason: allowedBy?.reason ?? 'no rule refused it', trace };
   }
 }
 

@@ -1,0 +1,140 @@
+/**
+ * `trawl urltest CONFIG URL…`: would this collection crawl these URLs, and
+ * why (or why not)? The same scope pipeline the crawler runs, plus
+ * robots.txt, with every rule consulted shown by --explain.
+ */
+
+import { readFileSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
+import type { Command } from 'commander';
+import { TrawlError } from '../core/errors.ts';
+import { pathAndQuery, siteOf } from '../core/url.ts';
+import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
+import { readConfigFile } from '../config/load.ts';
+import type { CollectionConfig } from '../config/model.ts';
+import { buildRuntime } from '../engine/runtime.ts';
+import { RobotsManager } from '../engine/robots-manager.ts';
+import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
+import { HttpFetcher } from '../fetch/http-fetcher.ts';
+import { parseRobots, type AgentRules } from '../scope/robots.ts';
+import type { TraceStep } from '../scope/scope.ts';
+import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
+import type { Io } from './io.ts';
+
+export interface UrlTestResult {
+  readonly url: string;
+  readonly allowed: boolean;
+  readonly code: string | null;
+  readonly decidedBy: string;
+  readonly reason: string;
+  readonly trace: TraceStep[];
+}
+
+/** A robots cache that keeps nothing: urltest must not write anywhere. */
+function memoryRobotsStore(): CrawlStore {
+  const rows = new Map<string, RobotsRow>();
+  return {
+    getRobots: async (_c: string, site: string) => rows.get(site),
+    putRobots: async (_c: string, site: string, row: RobotsRow) => void rows.set(site, row),
+  } as unknown as CrawlStore;
+}
+
+export function registerUrltestCommand(program: Command, io: Io, setExit: (code: number) => void): void {
+  program
+    .command('urltest')
+    .description('tell whether a collection would crawl each URL, with the skip code; --explain shows every rule consulted')
+    .argument('<config>', 'configuration file (MS-FSCCFG XML or Elastic YAML)')
+    .argument('<urls...>', 'URLs to test')
+    .option('--collection <name>', 'the collection (needed when the file has several)')
+    .option('--explain', 'print every rule consulted, in order, and the one that decided')
+    .option('--json', 'print one JSON object per URL: {url, allowed, code, decidedBy, trace}')
+    .option('--robots <file>', 'use this robots.txt instead of fetching each site\'s')
+    .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
+    .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
+    .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
+    .action(async (file: string, urls: string[], opts: { collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean }) => {
+      const r = readConfigFile(file);
+      if (hasErrors(r.diagnostics)) {
+        for (const d of r.diagnostics) io.err(formatDiagnostic(d));
+        throw new TrawlError(r.diagnostics.find((d) => d.severity === 'error')!.code, `${file} is not a valid configuration`);
+      }
+      const cs = r.document.collections;
+      let c: CollectionConfig | undefined;
+      if (opts.collection !== undefined) c = cs.find((x) => x.name === opts.collection);
+      else if (cs.length === 1) c = cs[0];
+      if (!c) {
+        throw new TrawlError(opts.collection !== undefined ? 'TRAWL_ERR_CONFIG_NOT_FOUND' : 'TRAWL_ERR_USAGE', opts.collection !== undefined ? `${file} has no collection ${JSON.stringify(opts.collection)}` : `${file} defines ${cs.length} collections; choose one with --collection`);
+      }
+      const rt = buildRuntime(c, { baseDir: dirname(resolvePath(file)) });
+      const s = rt.settings;
+      let fileRules: AgentRules | undefined;
+      if (opts.robots !== undefined) {
+        let body: Buffer;
+        try {
+          body = readFileSync(opts.robots);
+        } catch (err) {
+          throw new TrawlError('TRAWL_ERR_IO', `cannot read --robots ${opts.robots}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+        fileRules = parseRobots(body).forAgent(rt.productToken);
+      }
+      const resolver = new SiteResolver(new EgressChecker({ ...s.egress, ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) }), s.egress.dnsTtlS * 1000);
+      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+      const robots = new RobotsManager(memoryRobotsStore(), c.name, fetcher, {
+        obey: s.robots, ttlS: s.robotsTtlS, timeoutS: Math.min(s.robotsTimeoutS, 15), authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
+        productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+      });
+      const results: UrlTestResult[] = [];
+      try {
+        for (const raw of urls) {
+          let url: URL;
+          try {
+            url = new URL(raw);
+          } catch {
+            results.push({ url: raw, allowed: false, code: null, decidedBy: 'url', reason: 'not a valid absolute URL', trace: [{ rule: 'url', verdict: 'deny', reason: 'not a valid absolute URL' }] });
+            continue;
+          }
+          url.hash = '';
+          const d = rt.scope.decide({ url, parent: undefined, hops: 0, viaRedirect: false, seed: false }, true);
+          const trace = [...d.trace];
+          let result: UrlTestResult = { url: url.href, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace };
+          if (d.allowed) {
+            // robots.txt last, as in the crawl (it is consulted when the URI is leased).
+            let rules = fileRules;
+            let source = opts.robots !== undefined ? `robots.txt from ${opts.robots}` : '';
+            if (!rules && s.robots && opts.fetchRobots) {
+              const got = await robots.fetch(siteOf(url), { bytesIn: 0, bytesOut: 0, requests: 0 });
+              if (got.unreachable) {
+                trace.push({ rule: 'robots.txt', verdict: 'pass', reason: `not consulted: ${got.unreachable}` });
+              } else {
+                rules = got.rules;
+                source = `${siteOf(url)}/robots.txt (${got.reason})`;
+              }
+            } else if (!s.robots) trace.push({ rule: 'robots.txt', verdict: 'pass', reason: 'robots is no' });
+            if (rules) {
+              const path = pathAndQuery(url);
+              const rule = rules.decidingRule(path);
+              const ok = rules.isAllowed(path);
+              const why = rule ? `${rule.allow ? 'Allow' : 'Disallow'}: ${rule.pattern} (line ${rule.line}) of ${source}` : `no rule of ${source} matches ${path}`;
+              trace.push({ rule: 'robots.txt', verdict: ok ? 'allow' : 'deny', reason: why });
+              if (!ok) result = { ...result, allowed: false, code: 'ro', decidedBy: 'robots.txt', reason: why, trace };
+            }
+          }
+          results.push(result);
+        }
+      } finally {
+        await fetcher.close();
+      }
+      for (const res of results) {
+        if (opts.json) {
+          io.out(JSON.stringify(res));
+          continue;
+        }
+        io.out(`${res.allowed ? 'allowed' : 'denied '} ${res.url}${res.code ? ` (${res.code})` : ''}${res.allowed ? '' : `: ${res.reason}`}`);
+        if (opts.explain) {
+          res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
+          io.out(`  decided by: ${res.decidedBy}`);
+        }
+      }
+      setExit(0);
+    });
+}
