@@ -18,6 +18,8 @@
 
 import { DEFAULT_USER_AGENT } from '../core/version.ts';
 import { checkDotNetRegex } from './dotnet-regex.ts';
+import { parseElasticRule } from '../scope/elastic-rules.ts';
+import { checkLockssRuleSyntax } from '../scope/lockss-rules.ts';
 import { attrib, section, type AttribDef, type SectionDef, type Settings } from './schema.ts';
 import {
   checkAbsoluteHttpUri,
@@ -100,23 +102,19 @@ function checkSectionName(name: string): string | undefined {
   return /^[^\s<>&"']+$/.test(name) ? undefined : 'a name without spaces or XML special characters';
 }
 
+// The dialects' own parsers check their rules, so that a rule that passes
+// validation is one the crawl can run (they import nothing from config/).
 function checkElasticRule(text: string): string | undefined {
-  const m = /^(allow|disallow)\s+(begins|ends|contains|regex)\s+(\S.*)$/.exec(text);
-  if (!m) return '"allow|disallow begins|ends|contains|regex PATTERN", e.g. "disallow begins /admin"';
-  if (m[2] === 'regex') {
-    try {
-      new RegExp(m[3]!);
-    } catch (err) {
-      return `a valid regular expression (${(err as Error).message})`;
-    }
+  try {
+    parseElasticRule(text);
+    return undefined;
+  } catch (err) {
+    return `"allow|disallow begins|ends|contains|regex PATTERN" (${(err as Error).message})`;
   }
-  return undefined;
 }
 
 function checkLockssRule(text: string): string | undefined {
-  return /^\s*[1-6]\s*,\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*[A-Za-z_][\w]*(?:\([^()]*\))?)*\s*$/.test(text)
-    ? undefined
-    : 'a LOCKSS crawl rule: CODE, "printf template", param, … with CODE from 1 to 6, e.g. 1, "^%s", base_url';
+  return checkLockssRuleSyntax(text);
 }
 
 function checkCidr(text: string): string | undefined {

@@ -52,6 +52,21 @@ export const ERROR_CODES = {
   },
   TRAWL_ERR_CONFIG_NOT_FOUND: { summary: 'A named collection, sub-collection or node is not in the configuration.', exitCode: 65 },
 
+  TRAWL_ERR_XMLRPC_PARSE: {
+    summary: 'An XML-RPC body is not well-formed XML 1.0, not UTF-8 (or declared ISO-8859-1/US-ASCII), or too large or deep.',
+    exitCode: 76,
+  },
+  TRAWL_ERR_XMLRPC_DTD: { summary: 'An XML-RPC body has a DOCTYPE or entity declaration; trawl refuses them.', exitCode: 76 },
+  TRAWL_ERR_XMLRPC_STRUCTURE: {
+    summary: 'An XML-RPC body is well-formed XML but not a methodCall or methodResponse (missing methodName, stray element or text).',
+    exitCode: 76,
+  },
+  TRAWL_ERR_XMLRPC_TYPE: {
+    summary: 'An XML-RPC value does not parse as its type (int out of range, boolean not 0/1, bad date or base64), or cannot be encoded.',
+    exitCode: 76,
+  },
+  TRAWL_ERR_XMLRPC_PARAMS: { summary: 'An XML-RPC method was called with the wrong number or types of parameters.', exitCode: 65 },
+
   TRAWL_ERR_SECRET_KEY: { summary: 'The !ENC! key file is missing or is not a 128-bit key plus a 128-bit IV.', exitCode: 78 },
   TRAWL_ERR_SECRET_DECRYPT: { summary: 'An !ENC! value could not be decrypted with the key file.', exitCode: 78 },
 } as const satisfies Record<string, ErrorSpec>;

@@ -13,6 +13,8 @@ import { PRODUCT_TOKEN } from '../core/version.ts';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
+import { elasticScopeRule } from '../scope/elastic-rules.ts';
+import { compileLockssRules, lockssScopeRule } from '../scope/lockss-rules.ts';
 import { addressRule, basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type RuleFileReader, type RuleVerdict, type ScopeRule } from '../scope/scope.ts';
 
 export interface SubRuntime {
@@ -98,6 +100,26 @@ export interface RuntimeOptions {
   readonly extraRules?: readonly ScopeRule[];
 }
 
+/**
+ * The other rule dialects, after MS-FSCCFG's own rules: Elastic crawl rules
+ * (trawl_crawl_rules) then LOCKSS au_crawlrules (trawl_lockss). Each may
+ * refuse; an allow is "no objection". See README "How the rule dialects combine".
+ */
+export function dialectRules(s: CollectionSettings): ScopeRule[] {
+  const rules: ScopeRule[] = [];
+  if (Object.keys(s.crawlRules).length > 0) {
+    rules.push(elasticScopeRule(Object.fromEntries(Object.entries(s.crawlRules).map(([d, v]) => [d, { rules: v.rules ?? [] }]))));
+  }
+  if (s.lockss.crawlRules && s.lockss.crawlRules.length > 0) {
+    try {
+      rules.push(lockssScopeRule(compileLockssRules(s.lockss.crawlRules, s.lockss.params)));
+    } catch (err) {
+      throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `trawl_lockss.crawl_rules: ${(err as Error).message}`);
+    }
+  }
+  return rules;
+}
+
 /** Reads MS-FSCCFG rule files relative to `baseDir`, failing with the path when one cannot be read. */
 export function ruleFileReader(baseDir: string): RuleFileReader {
   return (name) => {
@@ -140,7 +162,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
   return {
     name: c.name,
     settings,
-    scope: new Scope([...basicRules(settings, readFile), ...(opts.extraRules ?? [])]),
+    scope: new Scope([...basicRules(settings, readFile), ...dialectRules(settings), ...(opts.extraRules ?? [])]),
     addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
     subs,
     headers,
