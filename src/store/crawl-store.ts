@@ -39,6 +39,26 @@ export interface QueuedUri {
   readonly priority: number;
   /** The sub-collection the URI belongs to, if any. */
   readonly sub: string | undefined;
+  /** What the URI is for: see URI_FLAGS. 0 (absent) for an ordinary page. */
+  readonly flags?: number;
+}
+
+/**
+ * Bits of QueuedUri.flags, kept in the frontier so they survive a restart.
+ *   SITEMAP   fetch it as a sitemap (bits 8–11: its sitemap-index depth)
+ *   FEED      fetch it as an RSS/Atom/RDF channel
+ *   FROM_FEED found in a channel (rss.follow_links decides whether its links are followed)
+ */
+export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4 } as const;
+export const sitemapDepthOf = (flags: number | undefined): number => ((flags ?? 0) >> 8) & 0xf;
+export const withSitemapDepth = (flags: number, depth: number): number => (flags & 0xff) | (Math.min(depth, 15) << 8);
+
+/** What a sitemap said of a URL, kept for later scheduling. */
+export interface SitemapMeta {
+  readonly url: string;
+  readonly lastmod: string | undefined;
+  readonly changefreq: string | undefined;
+  readonly priority: number | undefined;
 }
 
 export interface LeasedUri extends QueuedUri {
@@ -168,6 +188,18 @@ export interface CrawlStore {
   listRecords(collection: string): Promise<UriRecord[]>;
   /** Number of records, optionally of one site and/or one status. */
   countRecords(collection: string, filter?: { site?: string; status?: RecordStatus }): Promise<number>;
+
+  // ------------------------------------------------------ sitemaps, feeds
+  /** Records sitemap metadata (lastmod, changefreq, priority); a later entry for a URL replaces the earlier one. */
+  putSitemapMeta(collection: string, entries: readonly SitemapMeta[]): Promise<void>;
+  getSitemapMeta(collection: string, url: string): Promise<SitemapMeta | undefined>;
+  /**
+   * Notes links of a channel (first-seen time is kept for links already
+   * known), then expires the oldest beyond `maxCount` and those older than
+   * `maxAgeMs` (0 = no age limit). Returns the expired links, which are
+   * forgotten (MS-FSCCFG 2.2.4.30 max_link_count, max_link_age).
+   */
+  noteFeedLinks(collection: string, feed: string, urls: readonly string[], nowMs: number, maxCount: number, maxAgeMs: number): Promise<string[]>;
 
   // ---------------------------------------------------------------- sites
   getRobots(collection: string, site: string): Promise<RobotsRow | undefined>;

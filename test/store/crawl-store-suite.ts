@@ -130,6 +130,22 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('keeps flags, sitemap metadata and channel links with FIFO and age expiry', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/sitemap.xml', { flags: 1 | (2 << 8) })]);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      assert.equal(l!.flags, 1 | (2 << 8));
+      await s.putSitemapMeta('c', [{ url: 'http://a.test/x', lastmod: '2026-01-01', changefreq: 'daily', priority: 0.8 }]);
+      await s.putSitemapMeta('c', [{ url: 'http://a.test/x', lastmod: '2026-02-01', changefreq: 'weekly', priority: undefined }]);
+      assert.deepEqual(await s.getSitemapMeta('c', 'http://a.test/x'), { url: 'http://a.test/x', lastmod: '2026-02-01', changefreq: 'weekly', priority: undefined });
+      assert.equal(await s.getSitemapMeta('c', 'http://a.test/y'), undefined);
+      const feed = 'http://a.test/feed.xml';
+      assert.deepEqual(await s.noteFeedLinks('c', feed, ['u1', 'u2', 'u3'], 1000, 3, 0), []);
+      assert.deepEqual(await s.noteFeedLinks('c', feed, ['u2', 'u4'], 2000, 3, 0), ['u1']); // the oldest goes first
+      assert.deepEqual((await s.noteFeedLinks('c', feed, [], 100_000, 10, 60_000)).sort(), ['u2', 'u3', 'u4']);
+      await s.close();
+    });
+
     it('caches robots.txt per site and lists statistics', async () => {
       const s = await target.open();
       assert.equal(await s.getRobots('c', 'http://a.test:80'), undefined);

@@ -24,7 +24,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { TrawlError } from '../../core/errors.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type {
-  CollectionRow, Completion, CrawlStore, FrontierCounts, LeasedUri, QueuedUri, RecordStatus, RobotsRow, SiteWork, UriRecord,
+  CollectionRow, Completion, CrawlStore, FrontierCounts, LeasedUri, QueuedUri, RecordStatus, RobotsRow, SitemapMeta, SiteWork, UriRecord,
 } from '../crawl-store.ts';
 
 const SCHEMA_VERSION = 1;
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS frontier (
   retries INTEGER NOT NULL DEFAULT 0,
   parent TEXT,
   sub TEXT,
+  flags INTEGER NOT NULL DEFAULT 0,
   UNIQUE (collection, url)
 );
 CREATE INDEX IF NOT EXISTS frontier_site ON frontier (collection, site, state, priority, seq);
@@ -84,6 +85,21 @@ CREATE TABLE IF NOT EXISTS records (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS records_checksum ON records (collection, checksum);
 CREATE INDEX IF NOT EXISTS records_site ON records (collection, site, status);
+CREATE TABLE IF NOT EXISTS sitemap_meta (
+  collection TEXT NOT NULL,
+  url TEXT NOT NULL,
+  lastmod TEXT,
+  changefreq TEXT,
+  priority REAL,
+  PRIMARY KEY (collection, url)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS feed_links (
+  collection TEXT NOT NULL,
+  feed TEXT NOT NULL,
+  url TEXT NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  PRIMARY KEY (collection, feed, url)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sites (
   collection TEXT NOT NULL,
   site TEXT NOT NULL,
@@ -103,7 +119,7 @@ const num = (v: unknown): number | undefined => (v === null || v === undefined ?
 function toLeased(r: Row): LeasedUri {
   return {
     id: Number(r.id), url: String(r.url), site: String(r.site), depth: Number(r.depth), hops: Number(r.hops), redirects: Number(r.redirects),
-    parent: str(r.parent), priority: Number(r.priority), sub: str(r.sub), retries: Number(r.retries),
+    parent: str(r.parent), priority: Number(r.priority), sub: str(r.sub), retries: Number(r.retries), flags: Number(r.flags ?? 0),
   };
 }
 
@@ -152,11 +168,18 @@ export class SqliteCrawlStore implements CrawlStore {
                         ON CONFLICT (name) DO UPDATE SET config_xml = excluded.config_xml`),
       getCollection: p('SELECT * FROM collections WHERE name = ?'),
       listCollections: p('SELECT * FROM collections ORDER BY name'),
-      enqueue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub)
-                  VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+      enqueue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
+                  VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
                   ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch,
-                    depth = excluded.depth, hops = excluded.hops, redirects = excluded.redirects, retries = 0, parent = excluded.parent, sub = excluded.sub
+                    depth = excluded.depth, hops = excluded.hops, redirects = excluded.redirects, retries = 0, parent = excluded.parent, sub = excluded.sub,
+                    flags = excluded.flags
                   WHERE frontier.epoch < excluded.epoch`),
+      putSitemapMeta: p(`INSERT INTO sitemap_meta (collection, url, lastmod, changefreq, priority) VALUES (?, ?, ?, ?, ?)
+                         ON CONFLICT (collection, url) DO UPDATE SET lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority`),
+      getSitemapMeta: p('SELECT * FROM sitemap_meta WHERE collection = ? AND url = ?'),
+      noteFeedLink: p('INSERT INTO feed_links (collection, feed, url, first_seen_ms) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+      feedLinks: p('SELECT url, first_seen_ms FROM feed_links WHERE collection = ? AND feed = ? ORDER BY first_seen_ms DESC'),
+      dropFeedLink: p('DELETE FROM feed_links WHERE collection = ? AND feed = ? AND url = ?'),
       seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
       sitesWithWork: p('SELECT site, count(*) AS n FROM frontier WHERE collection = ? AND state = 0 GROUP BY site ORDER BY min(seq)'),
       leaseSelect: p('SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 ORDER BY priority, seq LIMIT ?'),
@@ -236,14 +259,14 @@ export class SqliteCrawlStore implements CrawlStore {
 
   async deleteCollection(name: string): Promise<void> {
     this.tx(() => {
-      for (const t of ['frontier', 'records', 'sites']) this.db.prepare(`DELETE FROM ${t} WHERE collection = ?`).run(name);
+      for (const t of ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links']) this.db.prepare(`DELETE FROM ${t} WHERE collection = ?`).run(name);
       this.db.prepare('DELETE FROM collections WHERE name = ?').run(name);
     });
   }
 
   private enqueueOne(collection: string, epoch: number, u: QueuedUri, front: boolean): boolean {
     const seq = front ? this.frontSeq-- : this.nextSeq++;
-    const r = this.q.enqueue!.run(collection, u.url, u.site, u.priority, seq, epoch, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null);
+    const r = this.q.enqueue!.run(collection, u.url, u.site, u.priority, seq, epoch, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0);
     return Number(r.changes) > 0;
   }
 
@@ -344,6 +367,29 @@ export class SqliteCrawlStore implements CrawlStore {
       args.push(filter.status);
     }
     return Number((this.db.prepare(`SELECT count(*) AS n FROM records WHERE ${where.join(' AND ')}`).get(...args) as Row).n);
+  }
+
+  async putSitemapMeta(collection: string, entries: readonly SitemapMeta[]): Promise<void> {
+    if (entries.length === 0) return;
+    this.tx(() => {
+      for (const e of entries) this.q.putSitemapMeta!.run(collection, e.url, e.lastmod ?? null, e.changefreq ?? null, e.priority ?? null);
+    });
+  }
+
+  async getSitemapMeta(collection: string, url: string): Promise<SitemapMeta | undefined> {
+    const r = this.q.getSitemapMeta!.get(collection, url) as Row | undefined;
+    return r ? { url: String(r.url), lastmod: str(r.lastmod), changefreq: str(r.changefreq), priority: num(r.priority) } : undefined;
+  }
+
+  async noteFeedLinks(collection: string, feed: string, urls: readonly string[], nowMs: number, maxCount: number, maxAgeMs: number): Promise<string[]> {
+    return this.tx(() => {
+      // Insertion order breaks ties in first-seen time: a later link in the same batch is younger.
+      urls.forEach((u, i) => this.q.noteFeedLink!.run(collection, feed, u, nowMs + i * 1e-3));
+      const rows = this.q.feedLinks!.all(collection, feed) as Row[];
+      const expired = rows.filter((r, i) => i >= maxCount || (maxAgeMs > 0 && nowMs - Number(r.first_seen_ms) > maxAgeMs)).map((r) => String(r.url));
+      for (const u of expired) this.q.dropFeedLink!.run(collection, feed, u);
+      return expired;
+    });
   }
 
   async getRobots(collection: string, site: string): Promise<RobotsRow | undefined> {
