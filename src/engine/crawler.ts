@@ -26,10 +26,12 @@ import { EgressChecker, SiteResolver, type EgressPolicy, type LookupFn } from '.
 import { HttpFetcher, type FetchOutcome, type ResponseOutcome } from '../fetch/http-fetcher.ts';
 import { detectMime, mimeMatches } from '../fetch/mime.ts';
 import { extractHtml, parseRobotsDirectives, type LinkFlags } from '../extract/html.ts';
+import { looksLikeFeed, parseFeed } from '../extract/feed.ts';
+import { inSitemapScope, parseSitemap } from '../extract/sitemap.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
-import type { CrawlStore, LeasedUri, QueuedUri, UriRecord } from '../store/crawl-store.ts';
+import { sitemapDepthOf, URI_FLAGS, withSitemapDepth, type CrawlStore, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { SiteStats } from '../stats/site-stats.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
@@ -153,6 +155,12 @@ export class CollectionCrawl {
     this.now = opts.now ?? Date.now;
   }
 
+  /** Resolves, then canonicalizes (rewrite_rules, named rules): the form used for the seen check. */
+  private normalize(raw: string, base?: string): string | undefined {
+    const abs = normalizeUrl(raw, base);
+    return abs === undefined ? undefined : this.rt.canon.canonicalize(abs);
+  }
+
   private emit(e: CrawlEvent): void {
     this.opts.onEvent?.(e);
   }
@@ -271,29 +279,36 @@ export class CollectionCrawl {
 
   /** Start URIs (start_uris, start_uri_files, per sub-collection too), then the URIs the crawl store knows. */
   private async seed(): Promise<void> {
-    const seeds: Array<{ url: string; sub: string | undefined }> = [];
-    const fromSettings = (s: CollectionSettings, sub: string | undefined): void => {
-      for (const u of s.startUris ?? []) seeds.push({ url: u, sub });
-      for (const f of s.startUriFiles ?? []) {
+    const seeds: Array<{ url: string; sub: string | undefined; flags: number }> = [];
+    const fromFiles = (files: readonly string[] | undefined, sub: string | undefined, flags: number): void => {
+      for (const f of files ?? []) {
         const path = resolvePath(this.opts.baseDir ?? '.', f);
         let text: string;
         try {
           text = readFileSync(path, 'utf8');
         } catch (err) {
-          this.emit({ type: 'error', message: `cannot read start_uri_files ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+          this.emit({ type: 'error', message: `cannot read start URI file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
           continue;
         }
         for (const line of text.split(/\r?\n/)) {
           const t = line.trim();
-          if (t && !t.startsWith('#')) seeds.push({ url: t, sub });
+          if (t && !t.startsWith('#')) seeds.push({ url: t, sub, flags });
         }
       }
     };
+    const fromSettings = (s: CollectionSettings, sub: string | undefined): void => {
+      for (const u of s.startUris ?? []) seeds.push({ url: u, sub, flags: 0 });
+      fromFiles(s.startUriFiles, sub, 0);
+      // MS-FSCCFG 2.2.4.30: RSS channel start URIs.
+      for (const u of s.rss.startUris ?? []) seeds.push({ url: u, sub, flags: URI_FLAGS.FEED });
+      fromFiles(s.rss.startUriFiles, sub, URI_FLAGS.FEED);
+    };
     fromSettings(this.rt.settings, undefined);
     for (const sub of this.rt.subs) if (sub.settings.startUris !== this.rt.settings.startUris) fromSettings(sub.settings, sub.name);
+    if (this.rt.settings.useSitemaps) for (const u of this.rt.settings.sitemaps.urls ?? []) seeds.push({ url: u, sub: undefined, flags: URI_FLAGS.SITEMAP });
     const batch: QueuedUri[] = [];
     for (const s of seeds) {
-      const url = normalizeUrl(s.url);
+      const url = this.normalize(s.url);
       if (!url) {
         this.emit({ type: 'error', url: s.url, message: `start URI ${JSON.stringify(s.url)} is not a valid absolute URL` });
         continue;
@@ -304,7 +319,7 @@ export class CollectionCrawl {
         this.skipUri(siteOf(u), d.code!, url, `start URI refused: ${d.reason}`);
         continue;
       }
-      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: s.sub ?? this.rt.subOf(u) });
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: s.sub ?? this.rt.subOf(u), flags: s.flags });
     }
     // A refresh re-queues every URI the crawl store knows, so unchanged
     // pages (304s, which carry no links) are still refetched.
@@ -326,7 +341,7 @@ export class CollectionCrawl {
     const refused: Array<{ url: string; reason: string }> = [];
     const batch: QueuedUri[] = [];
     for (const raw of urls) {
-      const url = normalizeUrl(raw);
+      const url = this.normalize(raw);
       if (!url) {
         refused.push({ url: raw, reason: 'not a valid absolute URL' });
         continue;
@@ -403,7 +418,15 @@ export class CollectionCrawl {
       // ipmask / ip6mask domain rules depend on host and address only: judged once per site, before any request.
       const refusedByAddress = resolved.ok && this.rt.addressScope ? this.rt.addressScope(new URL(site.site), resolved.address) : undefined;
       if (refusedByAddress && !refusedByAddress.allowed) this.addressRefused.set(site.site, refusedByAddress.reason);
-      if (this.rt.settings.robots && !this.addressRefused.has(site.site) && !this.robots.known(site.site) && !(await this.robots.cached(site.site))) {
+      let needRobots = this.rt.settings.robots && !this.addressRefused.has(site.site) && !this.robots.known(site.site);
+      if (needRobots) {
+        const cached = await this.robots.cached(site.site);
+        if (cached) {
+          needRobots = false;
+          await this.queueRobotsSitemaps(site, cached.parsed.sitemaps);
+        }
+      }
+      if (needRobots) {
         if (!resolved.ok) {
           // Nothing can be fetched from this site; its URIs fail one by one below without a request.
         } else {
@@ -421,6 +444,7 @@ export class CollectionCrawl {
             st.add('WriteNet', stats.bytesOut);
             if (r.parsed.sitemaps.length > 0) st.add('HasSitemap');
             this.emit({ type: 'robots', url: `${site.site}/robots.txt`, message: r.reason });
+            await this.queueRobotsSitemaps(site, r.parsed.sitemaps);
           } finally {
             this.inFlight--;
             this.sched.finished(site, false);
@@ -440,6 +464,22 @@ export class CollectionCrawl {
     } finally {
       site.busy = false;
     }
+  }
+
+  /** use_sitemaps: the Sitemap: lines of a site's robots.txt (trawl_sitemaps robots_discovery). */
+  private async queueRobotsSitemaps(site: SiteState, sitemaps: readonly string[]): Promise<void> {
+    const sm = this.rt.settings.sitemaps;
+    if (!this.rt.settings.useSitemaps || !sm.robotsDiscovery || sitemaps.length === 0) return;
+    const batch: QueuedUri[] = [];
+    for (const raw of sitemaps) {
+      const url = this.normalize(raw, site.site);
+      if (!url) continue;
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: `${site.site}/robots.txt`, priority: this.rt.priorityOf(u, true), sub: undefined, flags: URI_FLAGS.SITEMAP });
+    }
+    const added = await this.store.enqueue(this.rt.name, this.epoch, batch, true);
+    for (const a of added) this.sched.addWork(a.site, 1);
   }
 
   private skipUri(site: string, code: UriSkipCode, url: string, reason: string): void {
@@ -633,7 +673,7 @@ export class CollectionCrawl {
   }
 
   private async redirect(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, o: ResponseOutcome, st: SiteStats, location: string | undefined): Promise<void> {
-    const target = location ? normalizeUrl(location, uri.url) : undefined;
+    const target = location ? this.normalize(location, uri.url) : undefined;
     const record: UriRecord = { ...this.baseRecord(uri, previous), status: 'redirect', httpStatus: o.status, redirectTo: target, errorCount: 0 };
     if (!target) {
       this.docSkip(st, 'nr', uri.url, `redirect ${o.status} without a usable Location`);
@@ -674,6 +714,11 @@ export class CollectionCrawl {
       this.docSkip(st, code, uri.url, reason);
       await this.commit(site, uri, { ...base, status: 'skipped', skipCode: code, contentRef: previous?.contentRef, checksum: previous?.checksum }, links, st);
     };
+    const flags = uri.flags ?? 0;
+    if (flags & URI_FLAGS.SITEMAP) return this.sitemap(site, uri, o, st);
+    const rss = settings.rss;
+    const rssOn = (rss.startUris?.length ?? 0) > 0 || (rss.startUriFiles?.length ?? 0) > 0 || rss.autoDiscover;
+    if (flags & URI_FLAGS.FEED || (rssOn && looksLikeFeed(mime, o.body))) return this.feed(site, uri, previous, o, settings, st, base);
     // exclude_headers (MS-FSCCFG 2.2.4.22)
     for (const [name, patterns] of this.rt.excludeHeaders) {
       const v = o.headers[name];
@@ -689,6 +734,7 @@ export class CollectionCrawl {
     let nofollow = settings.checkMetaRobots && xRobots.nofollow === true;
     noindex = settings.checkMetaRobots && xRobots.noindex === true;
     let refreshTarget: string | undefined;
+    let canonical: string | undefined;
     if (mimeMatches(mime, settings.uriSearchMime)) {
       const x = extractHtml(o.body, uri.url, { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: this.rt.productToken, allowedSchemes: settings.allowedSchemes });
       if (settings.checkMetaRobots) {
@@ -696,6 +742,16 @@ export class CollectionCrawl {
         nofollow ||= x.robots.nofollow;
       }
       if (x.metaRefresh && settings.htmlRedirIsRedir && x.metaRefresh.delayS <= settings.htmlRedirThreshS && x.metaRefresh.url !== uri.url) refreshTarget = x.metaRefresh.url;
+      // rss.follow_links: a document found in a channel has its links followed only when it is on.
+      if ((uri.flags ?? 0) & URI_FLAGS.FROM_FEED && !settings.rss.followLinks) nofollow = true;
+      if (settings.rss.autoDiscover) {
+        for (const f of x.feeds) {
+          const target = this.normalize(f);
+          const q = target ? this.admit(uri, target, false, site.site) : undefined;
+          if (q) links.push({ ...q, flags: URI_FLAGS.FEED });
+        }
+      }
+      canonical = x.canonical ? this.normalize(x.canonical) : undefined;
       if (!nofollow) {
         const seen = new Set<string>();
         for (const l of x.links) {
@@ -704,7 +760,7 @@ export class CollectionCrawl {
             this.skipUri(site.site, 'nf', l.url, 'rel=nofollow');
             continue;
           }
-          const target = normalizeUrl(l.url);
+          const target = this.normalize(l.url);
           if (!target || seen.has(target) || target === uri.url) continue;
           seen.add(target);
           const q = this.admit(uri, target, false, site.site);
@@ -727,6 +783,18 @@ export class CollectionCrawl {
       }
     }
     if (noindex) return skip('ni', 'noindex (robots META tag or X-Robots-Tag)', links);
+    // rel=canonical: a page that names another URL as canonical is collapsed
+    // onto it (recorded as its duplicate, not stored) when that URL may be crawled.
+    if (canonical && canonical !== uri.url) {
+      const target = this.admit(uri, canonical, true, site.site);
+      if (target) {
+        this.c.duplicates++;
+        this.docSkip(st, 'cs', uri.url, `rel=canonical names ${canonical}`);
+        await this.commit(site, uri, { ...base, status: 'duplicate', duplicateOf: canonical, skipCode: 'cs', contentRef: undefined, checksum: undefined }, [{ ...target, redirects: 0 }, ...links], st);
+        if (previous?.contentRef) await this.opts.content.delete(previous.contentRef);
+        return;
+      }
+    }
 
     const csumBytes = settings.csumCutOffBytes > 0 ? o.body.subarray(0, settings.csumCutOffBytes) : o.body;
     const checksum = createHash('sha1').update(csumBytes).digest('hex');
@@ -761,6 +829,107 @@ export class CollectionCrawl {
       this.claimed.delete(checksum);
     }
     if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
+  }
+
+  /**
+   * A sitemap (use_sitemaps): its URLs are queued as entry points, an index's
+   * sitemaps as more sitemaps (up to trawl_sitemaps max_index_depth); no
+   * document is stored and no record written, so the next cycle finds the
+   * sitemaps again through robots.txt and the configuration.
+   */
+  private async sitemap(site: SiteState, uri: LeasedUri, o: ResponseOutcome, st: SiteStats): Promise<void> {
+    const sm = this.rt.settings.sitemaps;
+    const parsed = parseSitemap(o.body, { url: uri.url, ...(o.headers['content-type'] ? { contentType: o.headers['content-type'] } : {}), maxUrls: sm.maxUrls, maxBytes: sm.maxBytes });
+    const links: QueuedUri[] = [];
+    if (parsed.kind === 'invalid') {
+      this.emit({ type: 'skip', url: uri.url, message: `not a usable sitemap: ${parsed.reason}` });
+    } else if (parsed.kind === 'index') {
+      const depth = sitemapDepthOf(uri.flags) + 1;
+      if (depth > sm.maxIndexDepth) this.emit({ type: 'skip', url: uri.url, message: `sitemap index nested deeper than max_index_depth ${sm.maxIndexDepth}` });
+      else {
+        for (const child of parsed.sitemaps) {
+          const url = this.normalize(child.loc);
+          if (!url || !inSitemapScope(uri.url, url, true)) continue;
+          const u = new URL(url);
+          links.push({ url, site: siteOf(u), depth: uri.depth, hops: uri.hops, redirects: 0, parent: uri.url, priority: this.rt.priorityOf(u, true), sub: undefined, flags: withSitemapDepth(URI_FLAGS.SITEMAP, depth) });
+        }
+      }
+      this.emit({ type: 'fetch', url: uri.url, message: `sitemap index: ${links.length} sitemaps${parsed.truncated ? ' (truncated)' : ''}` });
+    } else {
+      const meta = [];
+      for (const entry of parsed.urls) {
+        const url = this.normalize(entry.loc);
+        // The sitemaps protocol's location rule: a sitemap lists URLs of its own host.
+        if (!url || !inSitemapScope(uri.url, url, true)) continue;
+        const q = this.admit(uri, url, false, site.site);
+        if (!q) continue;
+        links.push({ ...q, depth: uri.depth, hops: 0, parent: uri.url });
+        meta.push({ url, lastmod: entry.lastmod, changefreq: entry.changefreq, priority: entry.priority });
+      }
+      await this.store.putSitemapMeta(this.rt.name, meta);
+      this.emit({ type: 'fetch', url: uri.url, message: `sitemap: ${parsed.urls.length} URLs, ${links.length} in scope${parsed.truncated ? ' (truncated)' : ''}` });
+    }
+    await this.commit(site, uri, undefined, links, st);
+  }
+
+  /**
+   * An RSS/Atom/RDF channel (MS-FSCCFG 2.2.4.30): its entries' links are
+   * queued (past the include/exclude rules with ignore_rules), the channel's
+   * links are kept FIFO (max_link_count) and by age (max_link_age), expired
+   * documents are deleted with del_expired_links, and the channel itself is
+   * stored only with index_feed (otherwise skip code rs).
+   */
+  private async feed(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, o: ResponseOutcome, settings: CollectionSettings, st: SiteStats, base: UriRecord): Promise<void> {
+    const rss = settings.rss;
+    const parsed = parseFeed(o.body, { url: uri.url, ...(o.headers['content-location'] ? { contentLocation: o.headers['content-location'] } : {}) });
+    const links: QueuedUri[] = [];
+    const entryUrls: string[] = [];
+    if ('invalid' in parsed) {
+      this.emit({ type: 'skip', url: uri.url, message: `not a usable channel: ${parsed.invalid}` });
+    } else {
+      for (const e of parsed.entries) {
+        const raw = e.link ?? e.links.find((l) => l.rel === 'alternate')?.href;
+        const url = raw ? this.normalize(raw, uri.url) : undefined;
+        if (!url) continue;
+        entryUrls.push(url);
+        const u = new URL(url);
+        const hops = domainOf(u) !== domainOf(new URL(uri.url)) && settings.crawlmode.resetLevel ? 0 : uri.hops + 1;
+        if (!rss.ignoreRules) {
+          const q = this.admit(uri, url, false, site.site);
+          if (q) links.push({ ...q, flags: URI_FLAGS.FROM_FEED });
+          continue;
+        }
+        // ignore_rules: every document the channel names, whatever the include/exclude rules (schemes still apply).
+        if (!settings.allowedSchemes.includes(u.protocol.slice(0, -1))) continue;
+        links.push({ url, site: siteOf(u), depth: uri.depth + 1, hops, redirects: 0, parent: uri.url, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u), flags: URI_FLAGS.FROM_FEED });
+      }
+      const expired = await this.store.noteFeedLinks(this.rt.name, uri.url, entryUrls, this.now(), rss.maxLinkCount, rss.maxLinkAgeMin * 60_000);
+      if (expired.length > 0 && rss.delExpiredLinks) await this.deleteDocuments(expired, st, 'expired from its channel');
+      this.emit({ type: 'fetch', url: uri.url, message: `channel: ${entryUrls.length} entries, ${links.length} queued, ${expired.length} expired` });
+    }
+    if (!rss.indexFeed) {
+      this.docSkip(st, 'rs', uri.url, 'RSS channel: index_feed is no');
+      await this.commit(site, uri, { ...base, status: 'skipped', skipCode: 'rs', contentRef: previous?.contentRef, checksum: previous?.checksum }, links, st);
+      return;
+    }
+    const contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: base.mime ?? 'application/rss+xml' });
+    this.c.stored++;
+    st.add('Stored');
+    await this.commit(site, uri, { ...base, status: 'stored', checksum: createHash('sha1').update(o.body).digest('hex'), contentRef }, links, st);
+    if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
+  }
+
+  /** Deletes stored documents (their content and the record's content reference). */
+  private async deleteDocuments(urls: readonly string[], st: SiteStats, why: string): Promise<void> {
+    for (const url of urls) {
+      const rec = await this.store.getRecord(this.rt.name, url);
+      if (!rec || rec.status === 'deleted') continue;
+      await this.store.putRecord(this.rt.name, { ...rec, status: 'deleted', contentRef: undefined, checksum: undefined, lastCrawledMs: this.now() });
+      if (rec.contentRef) await this.opts.content.delete(rec.contentRef);
+      this.c.deleted++;
+      st.add('Deleted');
+      this.emit({ type: 'skip', url, message: `deleted: ${why}` });
+    }
   }
 
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */

@@ -13,6 +13,7 @@ import { PRODUCT_TOKEN } from '../core/version.ts';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
+import { buildCanonicalizer, DEFAULT_CANON_RULES, type Canonicalizer } from '../scope/canonicalize.ts';
 import { elasticScopeRule } from '../scope/elastic-rules.ts';
 import { compileLockssRules, lockssScopeRule } from '../scope/lockss-rules.ts';
 import { addressRule, basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type RuleFileReader, type RuleVerdict, type ScopeRule } from '../scope/scope.ts';
@@ -43,6 +44,8 @@ export interface Runtime {
   /** The delay now in ms for a sub-collection (variable_delay), or 'suspend'. */
   delayNow(sub: string | undefined, at: Date): number | 'suspend';
   readonly excludeHeaders: ReadonlyArray<readonly [string, readonly RegExp[]]>;
+  /** URL canonicalization (rewrite_rules, then the named rules, sort_query_params included), applied before the seen check. */
+  readonly canon: Canonicalizer;
   /** ipmask / ip6mask domain rules, judged once the host's address is known; undefined when there are none. */
   readonly addressScope: ((url: URL, ip: string) => RuleVerdict | undefined) | undefined;
 }
@@ -163,6 +166,10 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     name: c.name,
     settings,
     scope: new Scope([...basicRules(settings, readFile), ...dialectRules(settings), ...(opts.extraRules ?? [])]),
+    canon: buildCanonicalizer({
+      rules: settings.sortQueryParams ? [...DEFAULT_CANON_RULES, 'sort-query-params'] : DEFAULT_CANON_RULES,
+      ...(settings.rewriteRules ? { rewriteRules: settings.rewriteRules } : {}),
+    }),
     addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
     subs,
     headers,

@@ -184,6 +184,8 @@ export interface CrawlStore {
   findByChecksum(collection: string, checksum: string, exceptUrl: string): Promise<string | undefined>;
   /** Writes the fetch outcome atomically (see the file comment). Returns the discovered URIs that were queued. */
   complete(collection: string, epoch: number, c: Completion): Promise<QueuedUri[]>;
+  /** Writes one record outside a fetch (e.g. a document deleted when its channel link expired). */
+  putRecord(collection: string, record: UriRecord): Promise<void>;
   /** Every record of the collection, in URL order (tests, exports). */
   listRecords(collection: string): Promise<UriRecord[]>;
   /** Number of records, optionally of one site and/or one status. */

@@ -351,6 +351,10 @@ export class SqliteCrawlStore implements CrawlStore {
     });
   }
 
+  async putRecord(collection: string, record: UriRecord): Promise<void> {
+    this.writeRecord(collection, record);
+  }
+
   async listRecords(collection: string): Promise<UriRecord[]> {
     return (this.q.listRecords!.all(collection) as Row[]).map(toRecord);
   }
