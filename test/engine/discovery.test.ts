@@ -1,0 +1,85 @@
+// Discovery on a multi-host site: sitemaps (index, plain, gzip), robots.txt
+// Sitemap lines, channels, meta refresh, rel=canonical, nofollow, every
+// default link tag, a trap. Asserted from the servers' own request logs.
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import { describe, it } from 'node:test';
+import { startFixtureSite, type RouteSpec } from '../support/fixture-site.ts';
+import { byPath, collectionXml, runCrawl } from '../support/crawl-harness.ts';
+
+const A = '127.0.3.1';
+const B = '127.0.3.2';
+const html = (body: string, head = ''): RouteSpec => ({ kind: 'html', body: `<!doctype html><html><head>${head}</head><body>${body}</body></html>` });
+const urlset = (locs: string[]) => `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((l) => `<url><loc>${l}</loc><changefreq>daily</changefreq><priority>0.7</priority></url>`).join('')}</urlset>`;
+
+describe('discovery', () => {
+  it('finds pages through sitemaps, channels and every default link tag, and fetches exactly the expected set', async () => {
+    const site = await startFixtureSite([
+      {
+        ip: A,
+        routes: {
+          '/robots.txt': { kind: 'robots', body: 'User-agent: *\nDisallow: /private/\nSitemap: {{origin}}/sitemap_index.xml\n' },
+          '/sitemap_index.xml': { kind: 'text', contentType: 'application/xml', body: `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>{{origin}}/sitemap-pages.xml</loc></sitemap><sitemap><loc>{{origin}}/sitemap-news.xml.gz</loc></sitemap></sitemapindex>` },
+          '/sitemap-pages.xml': { kind: 'text', contentType: 'application/xml', body: urlset(['{{origin}}/orphan1.html', '{{origin}}/private/x.html', `{{origin:${B}}}/b-only.html`]) },
+          '/sitemap-news.xml.gz': { kind: 'binary', contentType: 'application/gzip', bytes: new Uint8Array(0) }, // replaced below (needs the origin)
+          '/': html(`
+            <a href="/a.html">a</a>
+            <map><area href="/area.html"></map>
+            <iframe src="/iframe.html"></iframe>
+            <a href="/refresh.html">refresh</a>
+            <a href="/nf-target.html" rel="nofollow">nofollow</a>
+            <a href="/canon-b.html">b</a>
+            <img src="/img.jpg">
+            <a href="/trap/">trap</a>
+            <a href="{{origin:${B}}}/">other host</a>`,
+            '<link rel="alternate" type="application/rss+xml" href="/feed.xml"><link rel="next" href="/linked.html">'),
+          '/a.html': html('<p>a</p><frameset><frame src="/frame.html"></frameset>'),
+          '/area.html': html('<p>area</p>'), '/iframe.html': html('<p>iframe</p>'), '/frame.html': html('<p>frame</p>'), '/linked.html': html('<p>linked</p>'),
+          '/refresh.html': html('<p>moving</p>', '<meta http-equiv="refresh" content="0; url=/refreshed.html">'),
+          '/refreshed.html': html('<p>refreshed</p>'),
+          '/canon-a.html': html('<p>the canonical one</p>'),
+          '/canon-b.html': html('<p>a variant</p>', '<link rel="canonical" href="/canon-a.html">'),
+          '/feed.xml': { kind: 'text', contentType: 'application/rss+xml', body: `<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><link>{{origin}}/</link><item><title>1</title><link>{{origin}}/post1.html</link></item><item><title>2</title><link>/post2.html</link></item></channel></rss>` },
+          '/post1.html': html('<p>post 1</p>'), '/post2.html': html('<p>post 2</p>'),
+          '/orphan1.html': html('<p>only in a sitemap</p>'), '/orphan2.html': html('<p>only in a gzip sitemap</p>'),
+          '/nf-target.html': html('<p>only behind nofollow</p>'), '/private/x.html': html('<p>private</p>'),
+          '/trap/': { kind: 'trap', depth: 30 },
+        },
+      },
+      { ip: B, routes: { '/': html('<a href="/b1.html">b1</a>'), '/b1.html': html('<p>b1</p>'), '/b-only.html': html('<p>only in A\'s sitemap</p>') } },
+    ]);
+    try {
+      const a = site.host(A);
+      site.setRoute(A, '/sitemap-news.xml.gz', { kind: 'binary', contentType: 'application/gzip', bytes: gzipSync(urlset([a.url('/orphan2.html')])) });
+      const run = await runCrawl(collectionXml(`
+        <attrib name="start_uris" type="list-string"><member>${a.url('/')}</member></attrib>
+        <attrib name="delay" type="real">0</attrib>
+        <attrib name="use_sitemaps" type="boolean">yes</attrib>
+        <attrib name="max_uri_recursion" type="integer">3</attrib>
+        <section name="rss"><attrib name="auto_discover" type="boolean">yes</attrib></section>`));
+      const gotA = site.fetchedPaths(A).filter((p) => !p.startsWith('/trap/')).sort();
+      assert.deepEqual(gotA, [
+        '/', '/a.html', '/area.html', '/canon-a.html', '/canon-b.html', '/feed.xml', '/frame.html', '/iframe.html', '/linked.html',
+        '/orphan1.html', '/orphan2.html', '/post1.html', '/post2.html', '/refresh.html', '/refreshed.html', '/robots.txt',
+        '/sitemap-news.xml.gz', '/sitemap-pages.xml', '/sitemap_index.xml',
+      ].sort());
+      assert.deepEqual(site.fetchedPaths(B).sort(), ['/', '/b1.html', '/robots.txt']);
+      assert.deepEqual(site.duplicates(A), []);
+      assert.deepEqual(site.duplicates(B), []);
+      const trap = site.fetchedPaths(A).filter((p) => p.startsWith('/trap/'));
+      assert.ok(trap.length > 0 && trap.length <= 10, `${trap.length} trap pages`);
+      const r = byPath(run.records, a.origin);
+      assert.equal(r.get('/refresh.html')!.status, 'redirect');
+      assert.equal(r.get('/refresh.html')!.redirectTo, a.url('/refreshed.html'));
+      assert.equal(r.get('/canon-b.html')!.status, 'duplicate');
+      assert.equal(r.get('/canon-b.html')!.duplicateOf, a.url('/canon-a.html'));
+      assert.equal(r.get('/canon-a.html')!.status, 'stored');
+      assert.equal(r.get('/feed.xml')!.skipCode, 'rs'); // index_feed is no
+      assert.equal(r.has('/sitemap_index.xml'), false); // sitemaps are not documents
+      assert.ok(run.summary.uriSkips.nf! >= 1, JSON.stringify(run.summary.uriSkips));
+      assert.ok(run.summary.uriSkips.ro! >= 1, JSON.stringify(run.summary.uriSkips));
+    } finally {
+      await site.close();
+    }
+  });
+});
