@@ -21,6 +21,10 @@
  * [a-z-[aeiou]], inline options in the middle of a pattern, and the n and x
  * options.
  *
+ * Group numbers: .NET numbers unnamed groups first and named ones after
+ * them; JavaScript numbers all groups left to right. A pattern that mixes
+ * (?<name>…) with (…) and refers to groups by number should use the names.
+ *
  * One difference is accepted and documented: .NET's \w, \d and \b are
  * Unicode-aware, JavaScript's are ASCII. URLs are ASCII after
  * percent-encoding, so rules over URLs and host names behave the same.
@@ -156,9 +160,10 @@ export function compileDotNetRegex(pattern: string): RegExp {
 
 /** Translates a .NET replacement string ($1, ${name}, $0, $$) to JavaScript's. */
 export function translateDotNetReplacement(replacement: string): string {
-  return replacement.replace(/\$(\$|\{([A-Za-z_]\w*)\}|0(?!\d)|_)/g, (all, what: string, name: string | undefined) => {
+  return replacement.replace(/\$(\$|\{(\w+)\}|0(?!\d)|_)/g, (all, what: string, name: string | undefined) => {
     if (what === '$') return '$$';
-    if (name !== undefined) return /^\d+$/.test(name) ? `$${name}` : `$<${name}>`;
+    // ${1} → $01: the two-digit form keeps a following digit literal ("${1}0" is group 1, then "0").
+    if (name !== undefined) return /^\d+$/.test(name) ? `$${name.padStart(2, '0')}` : `$<${name}>`;
     if (what === '0') return '$&';
     return all;
   });

@@ -28,10 +28,12 @@ import { detectMime, mimeMatches } from '../fetch/mime.ts';
 import { extractHtml, parseRobotsDirectives, type LinkFlags } from '../extract/html.ts';
 import { looksLikeFeed, parseFeed } from '../extract/feed.ts';
 import { inSitemapScope, parseSitemap } from '../extract/sitemap.ts';
+import { detectLanguage, htmlText } from '../extract/language.ts';
+import { compileRules, includeExcludeRule, type ScopeRule } from '../scope/scope.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
-import { sitemapDepthOf, URI_FLAGS, withSitemapDepth, type CrawlStore, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
+import { focusHopsOf, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { SiteStats } from '../stats/site-stats.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
@@ -143,6 +145,8 @@ export class CollectionCrawl {
   private linkFlags!: LinkFlags;
   /** Checksums of documents being stored right now, so two concurrent fetches of equal content are seen as duplicates. */
   private readonly claimed = new Map<string, string>();
+  /** focused.exclude_domains: domains outside the focused scheduling. */
+  private focusExempt: ScopeRule | undefined;
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
   private readonly addressRefused = new Map<string, string>();
   /** smfilter: URLs queued in this run, in front of the store's seen set. */
@@ -228,6 +232,8 @@ export class CollectionCrawl {
       },
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
+    const exempt = compileRules(s.focused.excludeDomains, true);
+    this.focusExempt = exempt ? includeExcludeRule('focused.exclude_domains', 'fo', (u) => u.hostname.toLowerCase(), undefined, exempt) : undefined;
     const f = s.linkExtraction;
     this.linkFlags = { a: f.a, action: f.action, area: f.area, card: f.card, comment: f.comment, embed: f.embed, frame: f.frame, go: f.go, img: f.img, layer: f.layer, link: f.link, meta: f.meta, metaRefresh: f.metaRefresh, object: f.object, script: f.script, scriptJava: f.scriptJava, style: f.style };
   }
@@ -735,7 +741,9 @@ export class CollectionCrawl {
     noindex = settings.checkMetaRobots && xRobots.noindex === true;
     let refreshTarget: string | undefined;
     let canonical: string | undefined;
-    if (mimeMatches(mime, settings.uriSearchMime)) {
+    let declaredLang: string | undefined;
+    const isHtml = mimeMatches(mime, settings.uriSearchMime);
+    if (isHtml) {
       const x = extractHtml(o.body, uri.url, { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: this.rt.productToken, allowedSchemes: settings.allowedSchemes });
       if (settings.checkMetaRobots) {
         noindex ||= x.robots.noindex;
@@ -752,6 +760,7 @@ export class CollectionCrawl {
         }
       }
       canonical = x.canonical ? this.normalize(x.canonical) : undefined;
+      declaredLang = x.lang;
       if (!nofollow) {
         const seen = new Set<string>();
         for (const l of x.links) {
@@ -793,6 +802,26 @@ export class CollectionCrawl {
         await this.commit(site, uri, { ...base, status: 'duplicate', duplicateOf: canonical, skipCode: 'cs', contentRef: undefined, checksum: undefined }, [{ ...target, redirects: 0 }, ...links], st);
         if (previous?.contentRef) await this.opts.content.delete(previous.contentRef);
         return;
+      }
+    }
+
+    // MS-FSCCFG 2.2.4.19 focused: a document in another language is not
+    // stored, and only `depth` such documents are passed through.
+    const languages = settings.focused.languages ?? [];
+    if (languages.length > 0 && mime.startsWith('text/')) {
+      const exempt = this.focusExempt?.decide({ url: new URL(uri.url), parent: undefined, hops: 0, viaRedirect: false, seed: true });
+      if (!exempt || exempt.allowed) {
+        const text = new TextDecoder().decode(o.body.subarray(0, 80_000));
+        const lang = detectLanguage({ lang: declaredLang, contentLanguage: o.headers['content-language'], text: isHtml ? htmlText(text) : text });
+        if (lang !== undefined && !languages.includes(lang)) {
+          const hops = focusHopsOf(uri.flags) + 1;
+          const kept: QueuedUri[] = [];
+          for (const l of links) {
+            if (hops > (settings.focused.depth ?? 0)) this.skipUri(site.site, 'fo', l.url, `reached through ${hops} documents outside the focus languages (focused depth ${settings.focused.depth ?? 0})`);
+            else kept.push({ ...l, flags: withFocusHops(l.flags ?? 0, hops) });
+          }
+          return skip('fs', `language ${lang} is not in focused.languages (${languages.join(', ')})`, kept);
+        }
       }
     }
 

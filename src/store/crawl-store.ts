@@ -51,6 +51,9 @@ export interface QueuedUri {
  */
 export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4 } as const;
 export const sitemapDepthOf = (flags: number | undefined): number => ((flags ?? 0) >> 8) & 0xf;
+/** Bits 12–15: documents outside a focused crawl's languages passed through to reach this URI (focused depth). */
+export const focusHopsOf = (flags: number | undefined): number => ((flags ?? 0) >> 12) & 0xf;
+export const withFocusHops = (flags: number, hops: number): number => (flags & ~0xf000) | (Math.min(hops, 15) << 12);
 export const withSitemapDepth = (flags: number, depth: number): number => (flags & 0xff) | (Math.min(depth, 15) << 8);
 
 /** What a sitemap said of a URL, kept for later scheduling. */

@@ -36,6 +36,7 @@ describe('.NET regular expressions', () => {
   }
   it('translates replacement strings', () => {
     assert.equal(translateDotNetReplacement('${name}/$1/$0/$$'), '$<name>/$1/$&/$$');
+    assert.equal('ab'.replace(compileDotNetRegex('(a)(b)'), translateDotNetReplacement('${1}0-${2}')), 'a0-b');
     assert.equal('2020-01'.replace(compileDotNetRegex('(?<y>\\d+)-(\\d+)'), translateDotNetReplacement('$2/${y}')), '01/2020');
   });
 });

@@ -82,4 +82,33 @@ describe('discovery', () => {
       await site.close();
     }
   });
+
+  it('focuses on languages: other-language pages are not stored and are passed through only `depth` times', async () => {
+    const en = (t: string, links: string) => html(`<p>${t} The committee published its annual report on the state of the river and the new bridge, which the council will discuss next week.</p>${links}`, '');
+    const de = (t: string, links: string) => html(`<p>${t} Der Ausschuss hat seinen Jahresbericht über den Zustand des Flusses und die neue Brücke veröffentlicht, die der Rat nächste Woche besprechen wird.</p>${links}`, '');
+    const site = await startFixtureSite([{
+      ip: '127.0.3.3',
+      routes: {
+        '/': en('home', '<a href="/de1.html">de1</a> <a href="/en1.html">en1</a>'),
+        '/en1.html': en('en1', ''),
+        '/de1.html': de('de1', '<a href="/de2.html">de2</a> <a href="/en2.html">en2</a>'),
+        '/de2.html': de('de2', '<a href="/en3.html">en3</a>'),
+        '/en2.html': en('en2', ''),
+        '/en3.html': en('en3', ''),
+      },
+    }]);
+    try {
+      const h = site.host('127.0.3.3');
+      const run = await runCrawl(collectionXml(`<attrib name="start_uris" type="list-string"><member>${h.url('/')}</member></attrib><attrib name="delay" type="real">0</attrib>
+        <section name="focused"><attrib name="languages" type="list-string"><member>en</member></attrib><attrib name="depth" type="integer">1</attrib></section>`));
+      // de1 is one hop out of focus (allowed by depth 1); de2 would be the second: its links are not followed.
+      assert.deepEqual(site.fetchedPaths('127.0.3.3').sort(), ['/', '/de1.html', '/de2.html', '/en1.html', '/en2.html', '/robots.txt']);
+      const r = byPath(run.records, h.origin);
+      assert.equal(r.get('/de1.html')!.skipCode, 'fs');
+      assert.equal(r.get('/en2.html')!.status, 'stored');
+      assert.ok(run.summary.uriSkips.fo! >= 1);
+    } finally {
+      await site.close();
+    }
+  });
 });
