@@ -61,6 +61,25 @@ export interface CrawlerOptions {
   readonly lookup?: LookupFn;
   readonly now?: () => number;
   readonly onEvent?: (e: CrawlEvent) => void;
+  /**
+   * send_links_to: hands every link this collection extracts to another
+   * collection. Absent: such links are dropped with an error event.
+   */
+  readonly sendLinks?: (target: string, links: readonly QueuedUri[]) => Promise<void>;
+}
+
+/**
+ * The default route for send_links_to when both collections share a store
+ * (trawl crawl): the links are queued in the target collection, marked SENT,
+ * for its running cycle or, when it has none, its next one; the target
+ * checks them against its own scope when it leases them.
+ */
+export async function queueSentLinks(store: CrawlStore, target: string, links: readonly QueuedUri[]): Promise<boolean> {
+  const row = await store.getCollection(target);
+  if (!row) return false;
+  const running = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
+  await store.enqueue(target, running ? row.epoch : row.epoch + 1, links.map((l) => ({ ...l, sub: undefined, priority: 1, flags: (l.flags ?? 0) | URI_FLAGS.SENT })));
+  return true;
 }
 
 export interface CycleSummary {
@@ -255,7 +274,8 @@ export class CollectionCrawl {
       this.epoch = row.epoch + 1;
       await this.store.updateCollection(name, { epoch: this.epoch, cycleStartedMs: this.now() });
       // MS-FSCCFG 2.2.3 refresh_mode: scratch truncates what the last cycle left queued.
-      if (this.rt.settings.refreshMode === 'scratch' || this.rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name);
+      // (URIs sent by another collection for this new cycle stay.)
+      if (this.rt.settings.refreshMode === 'scratch' || this.rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.epoch);
       this.emit({ type: 'cycle', message: `starting cycle ${this.epoch} of ${name}` });
     }
     await this.loadSiteStats();
@@ -512,6 +532,15 @@ export class CollectionCrawl {
       this.skipUri(site.site, 'ro', uri.url, 'disallowed by robots.txt');
       await this.commit(site, uri, undefined, [], st);
       return;
+    }
+    if ((uri.flags ?? 0) & URI_FLAGS.SENT) {
+      // Sent by another collection (send_links_to): this collection's scope decides.
+      const d = this.rt.scope.decide({ url, parent: undefined, hops: uri.hops, viaRedirect: false, seed: false });
+      if (!d.allowed) {
+        this.skipUri(site.site, d.code!, uri.url, `sent by another collection: ${d.reason}`);
+        await this.commit(site, uri, undefined, [], this.statsFor(site.site));
+        return;
+      }
     }
     const refused = this.addressRefused.get(site.site);
     if (refused !== undefined) {
@@ -781,6 +810,13 @@ export class CollectionCrawl {
       } else if (x.links.length > 0) {
         this.skipUri(site.site, 'nf', uri.url, `nofollow: ${x.links.length} links not followed`);
       }
+    }
+    const sendTo = settings.sendLinksTo;
+    if (sendTo !== undefined && links.length > 0) {
+      // MS-FSCCFG send_links_to: every extracted link goes to that collection instead.
+      const sent = this.opts.sendLinks ? (await this.opts.sendLinks(sendTo, links), true) : await queueSentLinks(this.store, sendTo, links);
+      if (!sent) this.emit({ type: 'error', url: uri.url, message: `send_links_to names collection ${JSON.stringify(sendTo)}, which this crawler does not know; ${links.length} links dropped` });
+      links = [];
     }
     if (refreshTarget) {
       // MS-FSCCFG html_redir_is_redir: a quick meta refresh is a redirect.

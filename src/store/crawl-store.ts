@@ -48,8 +48,9 @@ export interface QueuedUri {
  *   SITEMAP   fetch it as a sitemap (bits 8–11: its sitemap-index depth)
  *   FEED      fetch it as an RSS/Atom/RDF channel
  *   FROM_FEED found in a channel (rss.follow_links decides whether its links are followed)
+ *   SENT      sent by another collection (send_links_to): scope-checked when leased
  */
-export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4 } as const;
+export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8 } as const;
 export const sitemapDepthOf = (flags: number | undefined): number => ((flags ?? 0) >> 8) & 0xf;
 /** Bits 12–15: documents outside a focused crawl's languages passed through to reach this URI (focused depth). */
 export const focusHopsOf = (flags: number | undefined): number => ((flags ?? 0) >> 12) & 0xf;
@@ -176,8 +177,12 @@ export interface CrawlStore {
   retry(collection: string, id: number): Promise<void>;
   /** After a crash: every leased URI of the collection back to queued. Returns how many. */
   recoverLeases(collection: string): Promise<number>;
-  /** Drops every queued URI (refresh_mode scratch at a cycle start). Returns how many. */
-  dropQueued(collection: string, site?: string): Promise<number>;
+  /**
+   * Drops queued URIs (refresh_mode scratch at a cycle start; a site left for
+   * the cycle): all of them, or one site's, and only those queued for a cycle
+   * before `beforeEpoch` when it is given. Returns how many.
+   */
+  dropQueued(collection: string, site?: string, beforeEpoch?: number): Promise<number>;
   counts(collection: string): Promise<FrontierCounts>;
 
   // --------------------------------------------------------- crawl store

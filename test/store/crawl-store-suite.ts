@@ -124,9 +124,11 @@ export function crawlStoreSuite(target: SuiteTarget): void {
     it('dropQueued empties the queue (refresh_mode scratch)', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1'), q('http://b.test/1')]);
+      await s.enqueue('c', 2, [q('http://c.test/1')]);
       assert.equal(await s.dropQueued('c', 'http://a.test:80'), 1);
+      assert.equal(await s.dropQueued('c', undefined, 2), 1); // only what was queued before cycle 2
       assert.equal(await s.dropQueued('c'), 1);
-      assert.deepEqual(await s.counts('c'), { queued: 0, leased: 0, done: 2 });
+      assert.deepEqual(await s.counts('c'), { queued: 0, leased: 0, done: 3 });
       await s.close();
     });
 

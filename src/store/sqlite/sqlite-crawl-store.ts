@@ -187,8 +187,8 @@ export class SqliteCrawlStore implements CrawlStore {
       release: p('UPDATE frontier SET state = 0 WHERE id = ? AND collection = ? AND state = 1'),
       retry: p('UPDATE frontier SET state = 0, retries = retries + 1, seq = ? WHERE id = ? AND collection = ?'),
       recover: p('UPDATE frontier SET state = 0 WHERE collection = ? AND state = 1'),
-      dropQueued: p('UPDATE frontier SET state = 2 WHERE collection = ? AND state = 0'),
-      dropQueuedSite: p('UPDATE frontier SET state = 2 WHERE collection = ? AND site = ? AND state = 0'),
+      dropQueued: p('UPDATE frontier SET state = 2 WHERE collection = ? AND state = 0 AND epoch < ?'),
+      dropQueuedSite: p('UPDATE frontier SET state = 2 WHERE collection = ? AND site = ? AND state = 0 AND epoch < ?'),
       counts: p('SELECT state, count(*) AS n FROM frontier WHERE collection = ? GROUP BY state'),
       done: p('UPDATE frontier SET state = 2 WHERE id = ? AND collection = ?'),
       getRecord: p('SELECT * FROM records WHERE collection = ? AND url = ?'),
@@ -308,8 +308,8 @@ export class SqliteCrawlStore implements CrawlStore {
     return Number(this.q.recover!.run(collection).changes);
   }
 
-  async dropQueued(collection: string, site?: string): Promise<number> {
-    const r = site === undefined ? this.q.dropQueued!.run(collection) : this.q.dropQueuedSite!.run(collection, site);
+  async dropQueued(collection: string, site?: string, beforeEpoch = Number.MAX_SAFE_INTEGER): Promise<number> {
+    const r = site === undefined ? this.q.dropQueued!.run(collection, beforeEpoch) : this.q.dropQueuedSite!.run(collection, site, beforeEpoch);
     return Number(r.changes);
   }
 
