@@ -16,6 +16,7 @@ import { readConfigFile } from '../config/load.ts';
 import { mergeSections } from '../config/merge.ts';
 import { emptyCollection, emptySection, type CollectionConfig, type SectionNode } from '../config/model.ts';
 import { checkRules } from '../config/rules.ts';
+import { writeConfigXml } from '../config/writer.ts';
 import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/crawler.ts';
 import { openContentStore } from '../store/open-content-store.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
@@ -114,6 +115,10 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       const store = new SqliteCrawlStore(join(opts.data, 'trawl.db'));
       mkdirSync(join(opts.data, 'logs'), { recursive: true });
       const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: join(opts.data, 'logs', 'crawl.log'), sync: false, mkdir: true }));
+      // Every collection is known before any runs, so send_links_to can reach one that runs later.
+      for (const { config } of collections) {
+        if (!(await store.getCollection(config.name))) await store.putCollection(config.name, writeConfigXml(config), Date.now());
+      }
       const summaries: CycleSummary[] = [];
       let current: CollectionCrawl | undefined;
       let interrupts = 0;
