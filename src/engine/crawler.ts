@@ -66,6 +66,12 @@ export interface CrawlerOptions {
    * collection. Absent: such links are dropped with an error event.
    */
   readonly sendLinks?: (target: string, links: readonly QueuedUri[]) => Promise<void>;
+  /** Refresh-only mode (MS-FSCADM CollectionEnableRefreshOnly): no new URIs are queued from links. */
+  readonly refreshOnly?: () => boolean;
+  /** Each DNS lookup the crawl makes (global DNS statistics). */
+  readonly onDnsLookup?: (ok: boolean, code: string | undefined) => void;
+  /** Sites paused until a time (ms): quarantined or preempted by an operator. */
+  readonly heldSites?: () => ReadonlyMap<string, number>;
 }
 
 /**
@@ -200,6 +206,16 @@ export class CollectionCrawl {
     w?.();
   }
 
+  /** The per-site statistics counters of this cycle so far (MS-FSCADM site schema). */
+  siteCounters(): Map<string, SiteStats> {
+    return this.stats;
+  }
+
+  /** Wakes the loop (new work arrived from outside). */
+  poke(): void {
+    this.notify();
+  }
+
   progress(): Progress {
     let queued = 0;
     for (const s of this.sched?.all() ?? []) queued += s.queued + s.buffer.length;
@@ -231,6 +247,7 @@ export class CollectionCrawl {
     const s = this.rt.settings;
     const egress: EgressPolicy = { ...s.egress, ...this.opts.egress };
     this.resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, this.opts.lookup, this.now);
+    if (this.opts.onDnsLookup) this.resolver.onLookup = this.opts.onDnsLookup;
     this.fetcher = new HttpFetcher(this.resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
     this.robots = new RobotsManager(this.store, this.rt.name, this.fetcher, {
       obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
@@ -411,6 +428,8 @@ export class CollectionCrawl {
         // MS-FSCCFG 2.2.4.23: crawling is suspended during this slot.
         nextMs = now + 30_000;
       } else {
+        const held = this.opts.heldSites?.();
+        if (held) for (const [siteKey, until] of held) if (until > now) this.sched.hold(this.sched.get(siteKey), until);
         const ready = this.sched.ready(now);
         nextMs = ready.nextMs;
         for (const site of ready.sites) {
@@ -1000,11 +1019,12 @@ export class CollectionCrawl {
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
   private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discoveredIn: QueuedUri[], st: SiteStats): Promise<void> {
     st.add('DBUpdates');
-    let discovered = discoveredIn;
+    // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
+    let discovered = this.opts.refreshOnly?.() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
     if (this.bloom) {
       // smfilter: links the filter has seen are checked against the store here, outside the write transaction.
       const fresh: QueuedUri[] = [];
-      for (const q of discoveredIn) {
+      for (const q of discovered) {
         if (this.bloom.mightContain(q.url) && (await this.store.seen(this.rt.name, this.epoch, q.url))) {
           bump(this.c.uriSkips, 'ic');
           st.count('URISkip', 'ic');

@@ -133,6 +133,8 @@ export class SiteResolver {
   /** DNS lookups made (MS-FSCADM global DNS statistics). */
   lookups = 0;
   lookupFailures = 0;
+  /** Told of every DNS lookup made (for the global DNS statistics). */
+  onLookup: ((ok: boolean, code: string | undefined) => void) | undefined;
 
   private readonly checker: EgressChecker;
   private readonly ttlMs: number;
@@ -178,8 +180,10 @@ export class SiteResolver {
         if (answers.length === 0) result = { ok: false, reason: `DNS: no address for ${host}`, dnsError: true };
         else if (refused) result = { ok: false, reason: `${host} resolves to ${refused.reason}`, dnsError: false };
         else result = { ok: true, ...answers[0]! };
+        this.onLookup?.(true, undefined);
       } catch (err) {
         this.lookupFailures++;
+        this.onLookup?.(false, (err as NodeJS.ErrnoException).code);
         result = { ok: false, reason: `DNS: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} for ${host}`, dnsError: true };
       }
     }

@@ -211,6 +211,11 @@ export class SiteScheduler {
     s.pausedUntilMs = Math.max(s.pausedUntilMs, Math.min(untilMs, now + this.policy.maxBackoffDelayMs));
   }
 
+  /** Holds a site until a time, with no cap (an operator's quarantine or preemption). */
+  hold(s: SiteState, untilMs: number): void {
+    s.pausedUntilMs = Math.max(s.pausedUntilMs, untilMs);
+  }
+
   /** True when no site has work and nothing is in flight. */
   idle(): boolean {
     for (const s of this.sites.values()) if (s.hasWork || s.inFlight > 0 || s.busy) return false;

@@ -165,6 +165,15 @@ export interface CrawlStore {
    * actually added, in order; an already-seen URI is not returned.
    */
   enqueue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<QueuedUri[]>;
+  /**
+   * Queues URIs again even if they were already seen in `epoch` (an
+   * operator's refetch); a URI being fetched right now is left alone.
+   */
+  requeue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<number>;
+  /** Forgets URIs (records and queue entries); returns the content references to delete. */
+  deleteUris(collection: string, urls: readonly string[]): Promise<string[]>;
+  /** Forgets a whole site of the collection; returns the content references to delete. */
+  deleteSite(collection: string, site: string): Promise<string[]>;
   /** True when the URL was queued (or crawled) in `epoch`. */
   seen(collection: string, epoch: number, url: string): Promise<boolean>;
   /** Sites that have queued URIs, with their counts. */

@@ -148,6 +148,23 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('requeues seen URIs on request, and forgets URIs and sites', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://b.test/1')]);
+      for (const site of ['http://a.test:80', 'http://b.test:80']) {
+        for (const l of await s.lease('c', site, 5)) await s.complete('c', 1, { leaseId: l.id, site: l.site, record: rec(l.url, { contentRef: `ref-${l.url}` }), discovered: [] });
+      }
+      assert.deepEqual(await s.enqueue('c', 1, [q('http://a.test/1')]), []);
+      assert.equal(await s.requeue('c', 1, [q('http://a.test/1'), q('http://a.test/9')], true), 2);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 5)).map((u) => u.url), ['http://a.test/1', 'http://a.test/9']);
+      assert.deepEqual(await s.deleteUris('c', ['http://a.test/2', 'http://a.test/none']), ['ref-http://a.test/2']);
+      assert.equal(await s.getRecord('c', 'http://a.test/2'), undefined);
+      assert.deepEqual(await s.deleteSite('c', 'http://b.test:80'), ['ref-http://b.test/1']);
+      assert.equal(await s.countRecords('c', { site: 'http://b.test:80' }), 0);
+      assert.equal(await s.countRecords('c'), 1);
+      await s.close();
+    });
+
     it('caches robots.txt per site and lists statistics', async () => {
       const s = await target.open();
       assert.equal(await s.getRobots('c', 'http://a.test:80'), undefined);

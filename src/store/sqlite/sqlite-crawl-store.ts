@@ -174,6 +174,16 @@ export class SqliteCrawlStore implements CrawlStore {
                     depth = excluded.depth, hops = excluded.hops, redirects = excluded.redirects, retries = 0, parent = excluded.parent, sub = excluded.sub,
                     flags = excluded.flags
                   WHERE frontier.epoch < excluded.epoch`),
+      requeue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
+                  VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
+                  ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch, retries = 0
+                  WHERE frontier.state <> 1`),
+      refsOfUrl: p('SELECT content_ref FROM records WHERE collection = ? AND url = ? AND content_ref IS NOT NULL'),
+      refsOfSite: p('SELECT content_ref FROM records WHERE collection = ? AND site = ? AND content_ref IS NOT NULL'),
+      delRecord: p('DELETE FROM records WHERE collection = ? AND url = ?'),
+      delFrontier: p('DELETE FROM frontier WHERE collection = ? AND url = ? AND state <> 1'),
+      delSiteRecords: p('DELETE FROM records WHERE collection = ? AND site = ?'),
+      delSiteFrontier: p('DELETE FROM frontier WHERE collection = ? AND site = ? AND state <> 1'),
       putSitemapMeta: p(`INSERT INTO sitemap_meta (collection, url, lastmod, changefreq, priority) VALUES (?, ?, ?, ?, ?)
                          ON CONFLICT (collection, url) DO UPDATE SET lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority`),
       getSitemapMeta: p('SELECT * FROM sitemap_meta WHERE collection = ? AND url = ?'),
@@ -276,6 +286,39 @@ export class SqliteCrawlStore implements CrawlStore {
     const ordered = front ? [...uris].reverse() : uris;
     const added = this.tx(() => ordered.filter((u) => this.enqueueOne(collection, epoch, u, front)));
     return front ? added.reverse() : added;
+  }
+
+  async requeue(collection: string, epoch: number, uris: readonly QueuedUri[], front = false): Promise<number> {
+    const ordered = front ? [...uris].reverse() : uris;
+    return this.tx(() => {
+      let n = 0;
+      for (const u of ordered) {
+        const seq = front ? this.frontSeq-- : this.nextSeq++;
+        n += Number(this.q.requeue!.run(collection, u.url, u.site, u.priority, seq, epoch, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0).changes);
+      }
+      return n;
+    });
+  }
+
+  async deleteUris(collection: string, urls: readonly string[]): Promise<string[]> {
+    return this.tx(() => {
+      const refs: string[] = [];
+      for (const u of urls) {
+        for (const r of this.q.refsOfUrl!.all(collection, u) as Row[]) refs.push(String(r.content_ref));
+        this.q.delRecord!.run(collection, u);
+        this.q.delFrontier!.run(collection, u);
+      }
+      return refs;
+    });
+  }
+
+  async deleteSite(collection: string, site: string): Promise<string[]> {
+    return this.tx(() => {
+      const refs = (this.q.refsOfSite!.all(collection, site) as Row[]).map((r) => String(r.content_ref));
+      this.q.delSiteRecords!.run(collection, site);
+      this.q.delSiteFrontier!.run(collection, site);
+      return refs;
+    });
   }
 
   async seen(collection: string, epoch: number, url: string): Promise<boolean> {
