@@ -10,6 +10,8 @@ import { VERSION } from '../core/version.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { registerCrawlCommand } from './crawl-command.ts';
 import { registerUrltestCommand } from './urltest-command.ts';
+import { registerServeCommand } from './serve-command.ts';
+import { registerAdminCommand } from './admin-command.ts';
 import { processIo, type Io } from './io.ts';
 
 export function buildProgram(io: Io, setExit: (code: number) => void): Command {
@@ -24,6 +26,8 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     });
   registerCrawlCommand(program, io, setExit);
   registerUrltestCommand(program, io, setExit);
+  registerServeCommand(program, io, setExit);
+  registerAdminCommand(program, io, setExit);
   registerConfigCommands(program, io, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

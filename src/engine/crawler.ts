@@ -155,7 +155,9 @@ export class CollectionCrawl {
   private readonly opts: CrawlerOptions;
   private readonly store: CrawlStore;
   private readonly now: () => number;
+  // Set by setup(); `prepared` tells whether it ran.
   private rt!: Runtime;
+  private prepared = false;
   private epoch = 0;
   private resolver!: SiteResolver;
   private fetcher!: HttpFetcher;
@@ -243,6 +245,7 @@ export class CollectionCrawl {
   }
 
   private setup(): void {
+    this.prepared = true;
     this.rt = buildRuntime(this.config, { ...(this.opts.node !== undefined ? { node: this.opts.node } : {}), ...(this.opts.baseDir !== undefined ? { baseDir: this.opts.baseDir } : {}) });
     const s = this.rt.settings;
     const egress: EgressPolicy = { ...s.egress, ...this.opts.egress };
@@ -373,6 +376,60 @@ export class CollectionCrawl {
     }
     const prepend = this.rt.settings.refreshMode === 'prepend';
     await this.store.enqueue(this.rt.name, this.epoch, batch, prepend);
+  }
+
+  /**
+   * Makes this object usable outside `runCycle` (an operator's request while
+   * the collection is idle): builds the run-time settings and reads the
+   * current cycle number. Idempotent.
+   */
+  async prepare(): Promise<void> {
+    if (this.prepared) return;
+    this.setup();
+    this.epoch = (await this.store.getCollection(this.config.name))?.epoch ?? 0;
+    if (this.epoch === 0) this.epoch = 1;
+  }
+
+  /** `addUris` on an idle collection. */
+  async prepareAndAdd(urls: readonly string[], urgent: boolean): Promise<{ added: number; refused: Array<{ url: string; reason: string }> }> {
+    await this.prepare();
+    return this.addUris(urls, urgent);
+  }
+
+  /** The sub-collection a URL belongs to. */
+  subOf(url: URL): string | undefined {
+    return this.rt.subOf(url);
+  }
+
+  /** Queues again the known URIs (crawl store records) that `pick` selects (CollectionRefetch, CollectionRefetchURI Site). */
+  async requeueKnown(pick: (url: URL) => boolean, front = false): Promise<number> {
+    await this.prepare();
+    const batch: QueuedUri[] = [];
+    for (const r of await this.store.listRecords(this.rt.name)) {
+      const u = new URL(r.url);
+      if (r.status !== 'deleted' && pick(u)) batch.push({ url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u) });
+    }
+    return this.requeue(batch, front);
+  }
+
+  /** Queues these URLs again, even if already fetched in this cycle (CollectionRefetchURI). */
+  async requeueUrls(urls: readonly string[], front: boolean): Promise<number> {
+    await this.prepare();
+    const batch: QueuedUri[] = [];
+    for (const raw of urls) {
+      const url = this.normalize(raw);
+      if (!url) continue;
+      const u = new URL(url);
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: this.rt.subOf(u) });
+    }
+    return this.requeue(batch, front);
+  }
+
+  private async requeue(batch: QueuedUri[], front: boolean): Promise<number> {
+    const n = await this.store.requeue(this.rt.name, this.epoch, batch, front);
+    for (const q of batch) this.sched.addWork(q.site, 1);
+    this.notify();
+    return n;
   }
 
   /**

@@ -1,0 +1,204 @@
+/**
+ * The MS-FSCADM methods (2.2.8–2.2.10), each with its parameter signature.
+ * A call with the wrong number or types of parameters, or one that fails,
+ * becomes a fault (faultCode 1, 2.2.7); a method that reports its result as
+ * a cresult returns [1, text] on success and [0, text] when it could not do
+ * what was asked.
+ */
+
+import { readFile } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { TrawlError } from '../core/errors.ts';
+import { VERSION } from '../core/version.ts';
+import { sitesOfHostport, type CrawlerService } from '../service/crawler-service.ts';
+import { encodeCollectionStatistics2, encodeGlobalStatistics, encodeSiteStatisticsDictionary, encodeStatisticsDictionary } from '../stats/statistics.ts';
+import { VALIDATOR1_METHODS } from './validator1.ts';
+import { isStruct, XmlRpcDouble, type XmlRpcValue } from './xmlrpc.ts';
+
+type ParamType = 'string' | 'int' | 'array' | 'struct';
+
+interface MethodDef {
+  readonly params: ReadonlyArray<readonly [name: string, type: ParamType]>;
+  readonly run: (svc: CrawlerService, args: XmlRpcValue[]) => Promise<XmlRpcValue> | XmlRpcValue;
+}
+
+const ok = (text: string): XmlRpcValue[] => [1, text];
+
+function typeOf(v: XmlRpcValue): string {
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'double';
+  if (typeof v === 'bigint') return 'i8';
+  if (typeof v === 'boolean') return 'boolean';
+  if (typeof v === 'string') return 'string';
+  if (v instanceof XmlRpcDouble) return 'double';
+  if (v instanceof Date) return 'dateTime.iso8601';
+  if (v instanceof Uint8Array) return 'base64';
+  if (Array.isArray(v)) return 'array';
+  return isStruct(v) ? 'struct' : 'unknown';
+}
+
+function flag(v: XmlRpcValue, name: string): boolean {
+  if (v !== 0 && v !== 1) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${name} must be 0 or 1, not ${String(v)}`);
+  return v === 1;
+}
+
+function uriList(v: XmlRpcValue, name: string): string[] {
+  const list = v as XmlRpcValue[];
+  return list.map((u, i) => {
+    if (typeof u !== 'string') throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${name}[${i}] must be a string, not ${typeOf(u)}`);
+    return u;
+  });
+}
+
+async function uriFile(path: string): Promise<string[]> {
+  if (!isAbsolute(path)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `the URI file must be an absolute path on the server, not ${JSON.stringify(path)}`);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new TrawlError('TRAWL_ERR_IO', `cannot read the URI file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+function added(r: { added: number; refused: Array<{ url: string; reason: string }> }): XmlRpcValue[] {
+  const refused = r.refused.length ? `; ${r.refused.length} refused (${r.refused.slice(0, 5).map((x) => `${x.url}: ${x.reason}`).join('; ')}${r.refused.length > 5 ? '; …' : ''})` : '';
+  return [r.added > 0 || r.refused.length === 0 ? 1 : 0, `${r.added} URIs added${refused}`];
+}
+
+const nowS = (): number => Date.now() / 1000;
+const C: [string, ParamType] = ['Collection', 'string'];
+
+export const METHODS: Readonly<Record<string, MethodDef>> = {
+  // ------------------------------------------------------------ 2.2.8
+  GetLogLevel: { params: [], run: (s) => s.logLevelMask },
+  SetLogLevel: { params: [['Level', 'int']], run: (s, [l]) => {
+    const mask = l as number;
+    if (mask < 0 || (mask & ~0xfc) !== 0) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Level ${mask} is not a mask of the log levels 0x04, 0x08, 0x10, 0x20, 0x40, 0x80 (MS-FSCADM 2.2.3.5)`);
+    s.setLogLevel(mask);
+    return 1;
+  } },
+  GetNodeSchedulerXmlRpcPorts: { params: [], run: () => {
+    throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', 'this server is not a multinode scheduler (MS-FSCADM 2.2.8.2)');
+  } },
+  GetSiteManagerNum: { params: [], run: () => 1 },
+  IsDistributed: { params: [], run: () => 0 },
+  IsMultiNodeScheduler: { params: [], run: () => 0 },
+
+  // ------------------------------------------------------------ 2.2.9
+  AddURIs: { params: [C, ['Urgent', 'int'], ['URIs', 'array']], run: async (s, [c, u, list]) => added(await s.addUris(c as string, uriList(list!, 'URIs'), flag(u!, 'Urgent'))) },
+  AddURIFile: { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => {
+    const urgent = flag(u!, 'Urgent');
+    if (!s.has(c as string)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(c)}`);
+    return added(await s.addUris(c as string, await uriFile(f as string), urgent));
+  } },
+  CollectionAdd: { params: [['ConfigData', 'string'], ['Force', 'int']], run: async (s, [xml, force]) => {
+    flag(force!, 'Force'); // a single node ignores Force (2.2.9.3)
+    const names = await s.addCollection(xml as string);
+    return ok(`collection${names.length > 1 ? 's' : ''} ${names.join(', ')} added or updated`);
+  } },
+  CollectionDelete: { params: [C, ['Force', 'int']], run: async (s, [c, force]) => {
+    flag(force!, 'Force');
+    await s.deleteCollection(c as string);
+    return ok(`collection ${c} is being deleted`);
+  } },
+  CollectionDeleteSite: { params: [C, ['Site', 'string']], run: async (s, [c, site]) => ok(`${await s.deleteSite(c as string, site as string)} documents of ${site} deleted`) },
+  CollectionDeleteURIs: { params: [C, ['URIs', 'array']], run: async (s, [c, list]) => ok(`${await s.deleteUris(c as string, uriList(list!, 'URIs'))} documents deleted`) },
+  CollectionDeleteURIFile: { params: [C, ['URIFile', 'string']], run: async (s, [c, f]) => ok(`${await s.deleteUris(c as string, await uriFile(f as string))} documents deleted`) },
+  CollectionGetConfigurationXML: { params: [C], run: (s, [c]) => s.configXml(c as string) },
+  CollectionGetList: { params: [], run: (s) => s.list() },
+  CollectionGetSiteRoutingAddress: { params: [C, ['Site', 'string']], run: (s, [c, site]) => {
+    if (!s.has(c as string)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(c)}`);
+    sitesOfHostport(site as string); // checks the hostport
+    // A single node routes every site to itself.
+    return [1, [s.address.host, s.address.port]];
+  } },
+  CollectionPreemptSite: { params: [C, ['Site', 'string']], run: async (s, [c, site]) => {
+    // Stopped now, crawled again later: the site is held for a minute.
+    await s.holdSite(c as string, site as string, 60);
+    return ok(`crawling of ${site} preempted; it resumes in 60 s`);
+  } },
+  CollectionQuarantineSite: { params: [C, ['Site', 'string'], ['Time', 'int']], run: async (s, [c, site, t]) => {
+    if ((t as number) < 0) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Time must not be negative, not ${String(t)}`);
+    await s.holdSite(c as string, site as string, t as number);
+    return ok(`${site} quarantined for ${String(t)} s; URIs found for it meanwhile stay in its queue`);
+  } },
+  CollectionRefetch: { params: [C, ['SubCollection', 'string']], run: async (s, [c, sub]) => {
+    const n = await s.refetch(c as string, (sub as string) || undefined);
+    return ok(sub ? `${n} URIs of sub-collection ${sub} queued again` : 'a new refresh cycle starts now');
+  } },
+  CollectionRefetchURI: { params: [C, ['URI', 'string'], ['Refeed', 'int'], ['Site', 'int'], ['Immediately', 'int']], run: async (s, [c, uri, refeed, site, now]) => {
+    flag(refeed!, 'Refeed');
+    try {
+      new URL(uri as string);
+    } catch {
+      throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `URI must be absolute, not ${JSON.stringify(uri)}`);
+    }
+    const n = await s.refetchUri(c as string, uri as string, flag(site!, 'Site'), flag(now!, 'Immediately'));
+    return ok(`${n} URIs queued again`);
+  } },
+  CollectionReprocessSite: { params: [C, ['Destination', 'string'], ['Site', 'string']], run: (s, [c]) => noSinks(s, c as string) },
+  CollectionReprocessSitePrefix: { params: [C, ['Site', 'string'], ['Prefix', 'string'], ['Destination', 'string']], run: (s, [c]) => noSinks(s, c as string) },
+  CollectionReprocessURI: { params: [C, ['Destination', 'string'], ['URIs', 'array']], run: (s, [c]) => noSinks(s, c as string) },
+  CollectionResume: { params: [C], run: async (s, [c]) => {
+    await s.resume(c as string);
+    return ok(`collection ${c} resumed`);
+  } },
+  CollectionSuspend: { params: [C], run: async (s, [c]) => {
+    await s.suspend(c as string);
+    return ok(`collection ${c} suspended`);
+  } },
+  CollectionResumeFeeding: { params: [C, ['Destination', 'string']], run: async (s, [c, d]) => {
+    await s.setFeedingPaused(c as string, d as string, false);
+    return ok(`feeding to ${(d as string) || 'default'} resumed`);
+  } },
+  CollectionSuspendFeeding: { params: [C, ['Destination', 'string']], run: async (s, [c, d]) => {
+    await s.setFeedingPaused(c as string, d as string, true);
+    return ok(`feeding to ${(d as string) || 'default'} suspended`);
+  } },
+
+  // ------------------------------------------------------------ 2.2.10
+  CollectionDisableRefreshOnly: { params: [C], run: async (s, [c]) => {
+    await s.setRefreshOnly(c as string, false);
+    return ok('new content is crawled again');
+  } },
+  CollectionEnableRefreshOnly: { params: [C], run: async (s, [c]) => {
+    await s.setRefreshOnly(c as string, true);
+    return ok('only previously crawled content is revisited (CrawlMode Refreshing(limit=user))');
+  } },
+  CollectionGetStatus: { params: [C], run: (s, [c]) => s.status(c as string) },
+  CollectionGetSiteStatistics: { params: [C, ['Site', 'string']], run: async (s, [c, site]) => encodeSiteStatisticsDictionary(await s.siteStatistics(c as string, site as string), nowS()) },
+  CollectionGetStatistics: { params: [C], run: (s, [c]) => {
+    const names = (c as string) === '' ? s.list().filter((n) => s.has(n)) : [c as string];
+    return encodeStatisticsDictionary(s.global, names.map((n) => s.collectionStatistics(n)), nowS());
+  } },
+  CollectionGetStatistics2: { params: [C], run: (s, [c]) => encodeCollectionStatistics2(s.collectionStatistics(c as string), s.global, nowS()) },
+  GetGlobalStatistics: { params: [], run: (s) => encodeGlobalStatistics(s.global, nowS()) },
+
+  // ------------------------------------------------------------ introspection
+  'system.version': { params: [], run: () => `trawl ${VERSION}` },
+};
+
+function noSinks(s: CrawlerService, collection: string): XmlRpcValue[] {
+  if (!s.has(collection)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(collection)}`);
+  return [0, 'no document was re-sent: this trawl has no content sinks to send documents to yet'];
+}
+
+export const METHOD_NAMES: readonly string[] = [...Object.keys(METHODS), ...Object.keys(VALIDATOR1_METHODS)];
+
+/** Runs one call; throws TrawlError for faults (unknown method, wrong parameters, failures). */
+export async function dispatch(svc: CrawlerService, name: string, args: XmlRpcValue[]): Promise<XmlRpcValue> {
+  const v1 = VALIDATOR1_METHODS[name];
+  if (v1) return v1(args);
+  const def = METHODS[name];
+  if (!def) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `unknown method ${JSON.stringify(name)}`);
+  const signature = `${name}(${def.params.map(([n, t]) => `${t} ${n}`).join(', ')})`;
+  if (args.length !== def.params.length) {
+    // MS-FSCADM 2.2.8/2.2.9/2.2.10: all arguments MUST be specified.
+    throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${signature} takes ${def.params.length} parameter${def.params.length === 1 ? '' : 's'}, not ${args.length}`);
+  }
+  def.params.forEach(([pname, type], i) => {
+    const got = typeOf(args[i]!);
+    if (got !== type) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${signature}: ${pname} must be ${type === 'int' ? 'an' : 'a'} ${type}, not ${got}`);
+  });
+  return def.run(svc, args);
+}

@@ -1,0 +1,532 @@
+/**
+ * The crawler service behind `trawl serve`: the persisted collections, one
+ * runner each that crawls refresh cycle after refresh cycle, and the
+ * operations of MS-FSCADM on them. Everything it knows is in the crawl store
+ * (configurations, state, queues, records, statistics), so a restart, even
+ * after kill -9, resumes where it stopped (MS-FSCADM 3.3.1).
+ *
+ *   CollectionAdd ──► store.putCollection ──► Runner.loop:
+ *        ┌──────────────────────────────────────────────────────────┐
+ *        │ state crawling? ── no ──► wait (resume, delete, refetch) │
+ *        │ cycle due? (refresh, refresh_when_idle, refetch, AddURIs) │
+ *        │ CollectionCrawl.runCycle() ─► statistics merged, saved    │
+ *        └──────────────────────────────────────────────────────────┘
+ */
+
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { TrawlError } from '../core/errors.ts';
+import { siteOf } from '../core/url.ts';
+import { hasErrors, type Diagnostic } from '../config/diagnostics.ts';
+import { resolveSettings } from '../config/effective.ts';
+import { mergeCollections } from '../config/merge.ts';
+import type { CollectionConfig } from '../config/model.ts';
+import { checkRules } from '../config/rules.ts';
+import { redactCollection } from '../config/secrets.ts';
+import { writeConfigXml } from '../config/writer.ts';
+import { readConfigXml } from '../config/xml-reader.ts';
+import { CollectionCrawl, queueSentLinks } from '../engine/crawler.ts';
+import type { EgressPolicy } from '../fetch/egress.ts';
+import type { ContentStore } from '../store/content-store.ts';
+import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
+import { openContentStore } from '../store/open-content-store.ts';
+import { SiteStats } from '../stats/site-stats.ts';
+import { dnsErrorOutcome, GlobalStatistics, Statistics, sumSiteCounters, type StatusCode } from '../stats/statistics.ts';
+
+export interface ServiceOptions {
+  readonly dataDir: string;
+  readonly store: CrawlStore;
+  readonly log: Logger;
+  readonly nodeName?: string;
+  /** host and port this node answers on (CollectionGetSiteRoutingAddress). */
+  readonly address: { host: string; port: number };
+  readonly egress?: Partial<EgressPolicy>;
+  readonly maxConcurrency?: number;
+  /** Statistics cycles kept besides cOmPIEtE (MS-FSCADM 2.2.4.5). */
+  readonly statsCycles?: number;
+  readonly now?: () => number;
+}
+
+interface Extra {
+  refreshOnly?: boolean;
+  feedingPaused?: Record<string, boolean>;
+  held?: Record<string, number>;
+  stats?: unknown;
+  refetch?: boolean;
+}
+
+const ZOMBIE = 'zombie';
+
+/** `host:port` (MS-FSCADM hostport) → the site keys it can mean. */
+export function sitesOfHostport(hostport: string): string[] {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^:\s/]+):(\d{1,5})$/.exec(hostport.trim());
+  if (!m) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `"${hostport}" is not a hostport <hostname>:<port> (MS-FSCADM 2.2.2.2)`);
+  const host = m[1]!.toLowerCase();
+  return [`http://${host}:${m[2]}`, `https://${host}:${m[2]}`];
+}
+
+class Runner {
+  config: CollectionConfig;
+  crawl: CollectionCrawl | undefined;
+  content: ContentStore;
+  stats: Statistics<'collectionschema'>;
+  private wakeFn: (() => void) | undefined;
+  private stopped = false;
+  loop: Promise<void> | undefined;
+
+  constructor(config: CollectionConfig, content: ContentStore, stats: Statistics<'collectionschema'>) {
+    this.config = config;
+    this.content = content;
+    this.stats = stats;
+  }
+
+  wake(): void {
+    const w = this.wakeFn;
+    this.wakeFn = undefined;
+    w?.();
+    this.crawl?.poke();
+  }
+
+  waitFor(ms: number | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      this.wakeFn = resolve;
+      if (ms !== undefined) setTimeout(resolve, Math.max(10, Math.min(ms, 2_147_000_000)));
+    });
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Stops the running cycle (in-flight URIs go back to the queue) and the loop. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.crawl?.stop();
+    this.wake();
+    await this.loop?.catch(() => undefined);
+  }
+}
+
+export class CrawlerService {
+  private readonly runners = new Map<string, Runner>();
+  private readonly deleting = new Set<string>();
+  readonly global: GlobalStatistics;
+  private readonly o: ServiceOptions;
+  private readonly now: () => number;
+  private statsTimer: NodeJS.Timeout | undefined;
+  private logMask = 0x04 | 0x10 | 0x20 | 0x40;
+
+  constructor(o: ServiceOptions) {
+    this.o = o;
+    this.now = o.now ?? Date.now;
+    this.global = new GlobalStatistics({ nowS: this.now() / 1000 });
+  }
+
+  // ------------------------------------------------------------ lifecycle
+
+  /** Loads the persisted collections and resumes crawling them. */
+  async start(): Promise<void> {
+    const saved = await this.o.store.getCollection('\u0000global');
+    if (saved && saved.extra.stats) {
+      try {
+        Object.assign(this, { global: GlobalStatistics.fromJSON(saved.extra.stats) });
+      } catch {
+        this.o.log.warn('global statistics could not be read back; starting them again');
+      }
+    }
+    for (const row of await this.o.store.listCollections()) {
+      if (row.name.startsWith('\u0000')) continue;
+      if (row.state === ZOMBIE) {
+        // A delete that a crash interrupted: finish it.
+        await this.finishDelete(row.name);
+        continue;
+      }
+      const r = readConfigXml(row.configXml, `collection ${row.name}`);
+      const c = r.document.collections[0];
+      if (!c || hasErrors(r.diagnostics)) {
+        this.o.log.error({ collection: row.name }, 'stored configuration does not read back; the collection is not started');
+        continue;
+      }
+      this.startRunner(c, row.extra as Extra);
+    }
+    this.statsTimer = setInterval(() => void this.flushStatistics(), 30_000);
+    this.statsTimer.unref();
+    this.o.log.info({ collections: this.runners.size }, 'crawler service started');
+  }
+
+  /** Graceful stop: every running cycle returns its in-flight URIs; statistics are saved. */
+  async stop(): Promise<void> {
+    if (this.statsTimer) clearInterval(this.statsTimer);
+    await Promise.all([...this.runners.values()].map((r) => r.stop()));
+    await this.flushStatistics();
+    for (const r of this.runners.values()) await r.content.close();
+    this.o.log.info('crawler service stopped');
+  }
+
+  private startRunner(config: CollectionConfig, extra: Extra): Runner {
+    const s = resolveSettings(config, this.nodeOpt());
+    const content = openContentStore(join(this.o.dataDir, 'content', config.name), { ...s.storage });
+    let stats: Statistics<'collectionschema'>;
+    try {
+      stats = extra.stats ? (Statistics.fromJSON(extra.stats) as Statistics<'collectionschema'>) : new Statistics({ schema: 'collectionschema', name: config.name, nowS: this.now() / 1000, keep: this.o.statsCycles ?? 2 });
+    } catch {
+      stats = new Statistics({ schema: 'collectionschema', name: config.name, nowS: this.now() / 1000, keep: this.o.statsCycles ?? 2 });
+    }
+    const runner = new Runner(config, content, stats);
+    this.runners.set(config.name, runner);
+    this.cachedExtra.set(config.name, extra);
+    this.heldSites.set(config.name, new Map(Object.entries(extra.held ?? {})));
+    void this.o.store.getCollection(config.name).then((row) => this.stateOf.set(config.name, row?.state ?? 'crawling'));
+    runner.loop = this.run(runner).catch((err: unknown) => {
+      this.o.log.error({ collection: config.name, err }, 'collection runner failed');
+    });
+    return runner;
+  }
+
+  private nodeOpt(): { node?: string } {
+    return this.o.nodeName !== undefined ? { node: this.o.nodeName } : {};
+  }
+
+  private async extra(name: string): Promise<Extra> {
+    return ((await this.o.store.getCollection(name))?.extra ?? {}) as Extra;
+  }
+
+  private async patchExtra(name: string, patch: Partial<Extra>): Promise<void> {
+    const extra = { ...(await this.extra(name)), ...patch };
+    await this.o.store.updateCollection(name, { extra });
+  }
+
+  /** Crawls refresh cycle after refresh cycle while the collection is in the crawling state. */
+  private async run(r: Runner): Promise<void> {
+    const name = r.config.name;
+    while (!r.isStopped) {
+      const row = await this.o.store.getCollection(name);
+      if (!row || row.state === ZOMBIE) return;
+      const extra = row.extra as Extra;
+      if (row.state !== 'crawling') {
+        await r.waitFor(undefined);
+        continue;
+      }
+      const s = resolveSettings(r.config, this.nodeOpt());
+      const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
+      if (!unfinished && row.epoch > 0 && !extra.refetch) {
+        // MS-FSCCFG refresh: the next cycle starts `refresh` minutes after the last one started.
+        const due = (row.cycleStartedMs ?? 0) + s.refreshMin * 60_000;
+        if (!s.refreshWhenIdle && this.now() < due) {
+          await r.waitFor(due - this.now());
+          continue;
+        }
+      }
+      if (extra.refetch) await this.patchExtra(name, { refetch: false });
+      const held = new Map(Object.entries(extra.held ?? {}));
+      r.crawl = new CollectionCrawl(r.config, {
+        store: this.o.store,
+        content: r.content,
+        ...(this.o.nodeName !== undefined ? { node: this.o.nodeName } : {}),
+        ...(this.o.egress ? { egress: this.o.egress } : {}),
+        maxConcurrency: this.o.maxConcurrency ?? 64,
+        refreshOnly: () => (this.cachedExtra.get(name)?.refreshOnly ?? extra.refreshOnly) === true,
+        heldSites: () => this.heldSites.get(name) ?? held,
+        sendLinks: async (target, links) => this.sendLinks(target, links),
+        onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
+        onEvent: (e) => this.o.log.debug({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+      });
+      this.o.log.info({ collection: name }, 'refresh cycle starting');
+      const summary = await r.crawl.runCycle();
+      this.absorb(r, summary.complete);
+      r.crawl = undefined;
+      await this.saveStats(r);
+      this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
+    }
+  }
+
+  /** Per-collection settings changed by operators, read by running crawls without a store round trip. */
+  private readonly cachedExtra = new Map<string, Extra>();
+  private readonly heldSites = new Map<string, Map<string, number>>();
+
+  private async sendLinks(target: string, links: readonly QueuedUri[]): Promise<void> {
+    const running = this.runners.get(target)?.crawl;
+    if (running) await running.addUris(links.map((l) => l.url), false);
+    else if (await queueSentLinks(this.o.store, target, links)) this.runners.get(target)?.wake();
+  }
+
+  // ------------------------------------------------------------ statistics
+
+  private absorb(r: Runner, cycleEnded: boolean): void {
+    const counters = r.crawl ? [...r.crawl.siteCounters().values()].map((s) => s.data) : [];
+    if (counters.length > 0) r.stats.absorbCounters({ totals: sumSiteCounters(counters) }, { activeSites: r.crawl?.progress().activeSites ?? 0, status: this.statusCode(r.config.name), feeding: true, crawlLimit: this.cachedExtra.get(r.config.name)?.refreshOnly ? 'user' : 'none' });
+    const nowS = this.now() / 1000;
+    if (cycleEnded) r.stats.newCycle(nowS);
+    else r.stats.mergeDelta(nowS);
+  }
+
+  private async saveStats(r: Runner): Promise<void> {
+    if (!(await this.o.store.getCollection(r.config.name))) return;
+    await this.patchExtra(r.config.name, { stats: r.stats.toJSON() });
+  }
+
+  /** Merges what the running crawls counted since the last flush and saves it (every 30 s, and on stop). */
+  async flushStatistics(): Promise<void> {
+    for (const r of this.runners.values()) {
+      if (r.crawl) this.absorb(r, false);
+      await this.saveStats(r);
+    }
+    this.global.mergeDelta(this.now() / 1000);
+    const g = '\u0000global';
+    if (!(await this.o.store.getCollection(g))) await this.o.store.putCollection(g, '', this.now());
+    await this.o.store.updateCollection(g, { extra: { stats: this.global.toJSON() } });
+  }
+
+  // ------------------------------------------------------------ operations
+
+  private runner(name: string): Runner {
+    if (this.deleting.has(name)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(name)} is being deleted`);
+    const r = this.runners.get(name);
+    if (!r) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(name)}`);
+    return r;
+  }
+
+  list(): string[] {
+    return [...this.runners.keys(), ...this.deleting].filter((n, i, a) => a.indexOf(n) === i).sort();
+  }
+
+  has(name: string): boolean {
+    return this.runners.has(name);
+  }
+
+  /**
+   * CollectionAdd (MS-FSCADM 2.2.9.3): a partial configuration is merged into
+   * the existing collection; a new one gets the MS-FSCCFG defaults. The
+   * merged result must pass every rule before anything changes.
+   */
+  async addCollection(xml: string): Promise<string[]> {
+    const r = readConfigXml(xml, 'ConfigData', { partial: true });
+    if (hasErrors(r.diagnostics)) throw new TrawlError(r.diagnostics.find((d) => d.severity === 'error')!.code, r.diagnostics.filter((d) => d.severity === 'error').map(describe).join('; '));
+    if (r.document.collections.length === 0) throw new TrawlError('TRAWL_ERR_CONFIG_STRUCTURE', 'the configuration has no DomainSpecification');
+    const names: string[] = [];
+    for (const partial of r.document.collections) {
+      if (this.deleting.has(partial.name)) throw new TrawlError('TRAWL_ERR_CONFIG_DUPLICATE', `collection ${JSON.stringify(partial.name)} is being deleted; add it again once it is gone`);
+      if (partial.name.startsWith('\u0000') || partial.name === 'dspec' || partial.name === 'global') throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `"${partial.name}" cannot be a collection name (it is a key of the statistics structure)`);
+      const existing = this.runners.get(partial.name);
+      const merged = existing ? mergeCollections(existing.config, partial) : partial;
+      const problems: Diagnostic[] = [];
+      checkRules(merged, problems);
+      if (hasErrors(problems)) throw new TrawlError('TRAWL_ERR_CONFIG_RULE', problems.filter((d) => d.severity === 'error').map(describe).join('; '));
+      await this.o.store.putCollection(merged.name, writeConfigXml(merged), this.now());
+      if (existing) {
+        await existing.stop();
+        await existing.content.close();
+        this.runners.delete(merged.name);
+      }
+      this.startRunner(merged, await this.extra(merged.name));
+      names.push(merged.name);
+      this.o.log.info({ collection: merged.name, updated: existing !== undefined }, existing ? 'collection updated' : 'collection added');
+    }
+    return names;
+  }
+
+  /** CollectionDelete: the collection is a zombie until all its data is gone; then the name is free again. */
+  async deleteCollection(name: string): Promise<void> {
+    const r = this.runner(name);
+    this.deleting.add(name);
+    this.runners.delete(name);
+    await this.o.store.updateCollection(name, { state: ZOMBIE });
+    void (async () => {
+      await r.stop();
+      await r.content.close();
+      await this.finishDelete(name);
+    })();
+  }
+
+  private async finishDelete(name: string): Promise<void> {
+    this.deleting.add(name);
+    try {
+      await rm(join(this.o.dataDir, 'content', name), { recursive: true, force: true });
+      await this.o.store.deleteCollection(name);
+      this.o.log.info({ collection: name }, 'collection deleted');
+    } finally {
+      this.deleting.delete(name);
+    }
+  }
+
+  configXml(name: string): string {
+    // Secrets stay as they were written when encrypted (!ENC!), masked when in clear.
+    return writeConfigXml(redactCollection(this.runner(name).config), { mode: 'complete' });
+  }
+
+  statusCode(name: string): StatusCode {
+    if (this.deleting.has(name)) return 3;
+    const r = this.runners.get(name);
+    if (!r) return 1;
+    const state = this.stateOf.get(name);
+    return state === 'suspended' ? 4 : 1;
+  }
+
+  private readonly stateOf = new Map<string, string>();
+
+  async status(name: string): Promise<string> {
+    if (this.deleting.has(name)) return ZOMBIE;
+    this.runner(name);
+    const row = await this.o.store.getCollection(name);
+    return row?.state ?? 'crawling';
+  }
+
+  async suspend(name: string): Promise<void> {
+    const r = this.runner(name);
+    const row = await this.o.store.getCollection(name);
+    if (row?.state === 'suspended') throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(name)} is already suspended`);
+    await this.o.store.updateCollection(name, { state: 'suspended' });
+    this.stateOf.set(name, 'suspended');
+    r.crawl?.stop();
+  }
+
+  async resume(name: string): Promise<void> {
+    const r = this.runner(name);
+    const row = await this.o.store.getCollection(name);
+    if (row?.state !== 'suspended') throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(name)} is not suspended`);
+    await this.o.store.updateCollection(name, { state: 'crawling' });
+    this.stateOf.set(name, 'crawling');
+    r.wake();
+  }
+
+  /** AddURIs / AddURIFile: into the running cycle, or reopening the last one so they are fetched now. */
+  async addUris(name: string, urls: readonly string[], urgent: boolean): Promise<{ added: number; refused: Array<{ url: string; reason: string }> }> {
+    const r = this.runner(name);
+    if (r.crawl) return r.crawl.addUris(urls, urgent);
+    // Not crawling right now: a scratch crawl object checks scope and queues; the runner then resumes the cycle.
+    const row = await this.o.store.getCollection(name);
+    const probe = new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
+    const result = await probe.prepareAndAdd(urls, urgent);
+    if (row && row.epoch > 0 && result.added > 0) await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
+    r.wake();
+    return result;
+  }
+
+  async refetch(name: string, sub: string | undefined): Promise<number> {
+    const r = this.runner(name);
+    if (sub !== undefined && sub !== '') {
+      resolveSettings(r.config, { ...this.nodeOpt(), subcollection: sub }); // throws when there is no such sub-collection
+      const probe = new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
+      const n = await probe.requeueKnown((u) => probe.subOf(u) === sub);
+      await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
+      r.wake();
+      return n;
+    }
+    await this.patchExtra(name, { refetch: true });
+    r.crawl?.stop();
+    r.wake();
+    return 0;
+  }
+
+  async refetchUri(name: string, uri: string, site: boolean, immediately: boolean): Promise<number> {
+    const r = this.runner(name);
+    const probe = r.crawl ?? new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
+    const target = siteOf(new URL(uri));
+    const n = site ? await probe.requeueKnown((u) => siteOf(u) === target, immediately) : await probe.requeueUrls([uri], immediately);
+    if (!r.crawl) await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
+    r.wake();
+    return n;
+  }
+
+  /** Deletes URIs (and their documents) from the store. */
+  async deleteUris(name: string, urls: readonly string[]): Promise<number> {
+    const r = this.runner(name);
+    const refs = await this.o.store.deleteUris(name, urls);
+    for (const ref of refs) await r.content.delete(ref);
+    return refs.length;
+  }
+
+  async deleteSite(name: string, hostport: string): Promise<number> {
+    const r = this.runner(name);
+    let n = 0;
+    for (const site of sitesOfHostport(hostport)) {
+      const refs = await this.o.store.deleteSite(name, site);
+      for (const ref of refs) await r.content.delete(ref);
+      n += refs.length;
+    }
+    return n;
+  }
+
+  /** CollectionPreemptSite / CollectionQuarantineSite: the site is held until a time (persisted). */
+  async holdSite(name: string, hostport: string, seconds: number): Promise<void> {
+    const r = this.runner(name);
+    const until = this.now() + seconds * 1000;
+    const held = { ...((await this.extra(name)).held ?? {}) };
+    for (const site of sitesOfHostport(hostport)) held[site] = until;
+    await this.patchExtra(name, { held });
+    this.heldSites.set(name, new Map(Object.entries(held)));
+    r.crawl?.poke();
+  }
+
+  async setRefreshOnly(name: string, on: boolean): Promise<void> {
+    this.runner(name);
+    await this.patchExtra(name, { refreshOnly: on });
+    this.cachedExtra.set(name, { ...(this.cachedExtra.get(name) ?? {}), refreshOnly: on });
+  }
+
+  async crawlMode(name: string): Promise<string> {
+    this.runner(name);
+    return (await this.extra(name)).refreshOnly ? 'Refreshing(limit=user)' : '';
+  }
+
+  /** Feeding destinations: the collection's feeding sections, or "default". */
+  async setFeedingPaused(name: string, destination: string, paused: boolean): Promise<void> {
+    const r = this.runner(name);
+    const s = resolveSettings(r.config, this.nodeOpt());
+    const dest = destination === '' || destination.startsWith('default:') ? 'default' : destination;
+    if (dest !== 'default' && !(dest in s.feeding)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(name)} has no content destination ${JSON.stringify(destination)} (it has: ${['default', ...Object.keys(s.feeding)].join(', ')})`);
+    const state = { ...((await this.extra(name)).feedingPaused ?? {}) };
+    if ((state[dest] ?? false) === paused) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding to ${dest} of ${JSON.stringify(name)} is already ${paused ? 'suspended' : 'running'}`);
+    state[dest] = paused;
+    await this.patchExtra(name, { feedingPaused: state });
+  }
+
+  async feedingState(name: string): Promise<Record<string, boolean>> {
+    const r = this.runner(name);
+    const s = resolveSettings(r.config, this.nodeOpt());
+    const paused = (await this.extra(name)).feedingPaused ?? {};
+    return Object.fromEntries(['default', ...Object.keys(s.feeding)].map((d) => [d, !(paused[d] ?? s.feeding[d]?.paused ?? false)]));
+  }
+
+  /** The collection's statistics, merged up to now. */
+  collectionStatistics(name: string): { stats: Statistics<'collectionschema'>; refreshMin: number; refreshMode: 'append' | 'prepend' | 'scratch' | 'soft' | 'adaptive' } {
+    const r = this.runner(name);
+    if (r.crawl) this.absorb(r, false);
+    const s = resolveSettings(r.config, this.nodeOpt());
+    return { stats: r.stats, refreshMin: s.refreshMin, refreshMode: s.refreshMode as 'scratch' };
+  }
+
+  /** One site's statistics, from the counters the crawl store keeps for it. */
+  async siteStatistics(name: string, site: string): Promise<{ stats: Statistics<'siteschema'>; refreshMin: number; refreshMode: 'scratch' }> {
+    const r = this.runner(name);
+    const key = /^https?:\/\//.test(site) ? siteOf(new URL(site)) : sitesOfHostport(site)[0]!;
+    const live = r.crawl?.siteCounters().get(key);
+    const json = live ? JSON.stringify(live) : await this.o.store.getSiteStats(name, key);
+    if (json === undefined) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `collection ${JSON.stringify(name)} has not crawled site ${site}`);
+    const stats = new Statistics({ schema: 'siteschema', name: key, nowS: this.now() / 1000 });
+    stats.absorbCounters({ totals: SiteStats.parse(json).data });
+    stats.mergeDelta(this.now() / 1000);
+    const s = resolveSettings(r.config, this.nodeOpt());
+    return { stats, refreshMin: s.refreshMin, refreshMode: 'scratch' };
+  }
+
+  get logLevelMask(): number {
+    return this.logMask;
+  }
+
+  /** MS-FSCADM 2.2.3.5 bitmask → the logger's level: the most verbose bit set decides. */
+  setLogLevel(mask: number): void {
+    const level = mask & 0x80 ? 'trace' : mask & 0x08 ? 'debug' : mask & 0x04 ? 'info' : mask & 0x10 ? 'warn' : mask & 0x20 ? 'error' : mask & 0x40 ? 'fatal' : 'silent';
+    this.o.log.level = level;
+    this.logMask = mask;
+  }
+
+  get address(): { host: string; port: number } {
+    return this.o.address;
+  }
+}
+
+function describe(d: Diagnostic): string {
+  return `${d.location?.line !== undefined ? `line ${d.location.line}: ` : ''}${d.param ? `${d.param}: ` : ''}${d.message}`;
+}
