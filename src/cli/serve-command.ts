@@ -44,7 +44,10 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
     .option('--allow-loopback', 'allow crawling loopback addresses')
     .option('--allow-private-networks', 'allow crawling private network addresses')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
-    .action(async (opts: { data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string }) => {
+    .option('--stats-cycles <k>', 'statistics cycles kept besides the lifetime total (MS-FSCADM 2.2.4.5)', '2')
+    .action(async (opts: { data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string }) => {
+      const statsCycles = Number(opts.statsCycles);
+      if (!Number.isInteger(statsCycles) || statsCycles < 1) throw new TrawlError('TRAWL_ERR_USAGE', `--stats-cycles must be a whole number of at least 1, not ${JSON.stringify(opts.statsCycles)}`);
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TrawlError('TRAWL_ERR_USAGE', `--port must be a port number, not ${JSON.stringify(opts.port)}`);
       const token = opts.tokenFile !== undefined ? readToken(opts.tokenFile) : undefined;
@@ -55,7 +58,7 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: pino.stdTimeFunctions.isoTime });
       const store = new SqliteCrawlStore(join(opts.data, 'trawl.db'));
       const service = new CrawlerService({
-        dataDir: opts.data, store, log, address: { host: opts.host, port },
+        dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
       });

@@ -174,7 +174,20 @@ print(json.dumps({
     assert.deepEqual(r2.sub, [1, '1 URIs of sub-collection newsroom queued again']);
     assert.match((r2.nosub as [number, string])[1], /no sub-collection "nosuch"/);
     await until(() => site.fetchedPaths('127.0.4.1').filter((p) => p === '/a.html').length > before);
-    const r3 = python(url, `print(json.dumps({'uris': s.CollectionDeleteURIs('web', [${JSON.stringify(h.url('/b.html'))}]), 'site': s.CollectionDeleteSite('web', '127.0.4.1:${h.port}'), 'pre': s.CollectionPreemptSite('web', '127.0.4.1:${h.port}'), 'q': s.CollectionQuarantineSite('web', '127.0.4.1:${h.port}', 5), 'rep': s.CollectionReprocessURI('web', '', [])}))`) as Record<string, unknown>;
+    const uriFile = join(data, 'uris.txt');
+    writeFileSync(uriFile, `${h.url('/a.html')}\n# a comment\n${h.url('/added.html')}\n`);
+    const r4 = python(url, `print(json.dumps({'file': s.AddURIFile('web', 0, ${JSON.stringify(uriFile)}), 'relative': fault(s.AddURIFile, 'web', 0, 'uris.txt'), 'nocoll': fault(s.AddURIFile, 'nope', 0, ${JSON.stringify(uriFile)}),
+      'delfile': s.CollectionDeleteURIFile('web', ${JSON.stringify(uriFile)})}))`) as Record<string, unknown>;
+    assert.match((r4.file as [number, string])[1], /^0 URIs added$/); // both already queued in this cycle
+    assert.match((r4.relative as [number, string])[1], /absolute path/);
+    assert.match((r4.nocoll as [number, string])[1], /no collection named "nope"/);
+    assert.deepEqual(r4.delfile, [1, '2 documents deleted']);
+    const r3 = python(url, `print(json.dumps({'uris': s.CollectionDeleteURIs('web', [${JSON.stringify(h.url('/b.html'))}]), 'site': s.CollectionDeleteSite('web', '127.0.4.1:${h.port}'), 'pre': s.CollectionPreemptSite('web', '127.0.4.1:${h.port}'), 'q': s.CollectionQuarantineSite('web', '127.0.4.1:${h.port}', 5),
+      'rep': s.CollectionReprocessURI('web', '', []), 'reps': s.CollectionReprocessSite('web', 'news', '127.0.4.1:${h.port}'), 'repp': s.CollectionReprocessSitePrefix('web', '127.0.4.1:${h.port}', '/news/', 'news'),
+      'refetch': s.CollectionRefetch('web', '')}))`) as Record<string, unknown>;
+    assert.equal((r3.reps as number[])[0], 0);
+    assert.equal((r3.repp as number[])[0], 0);
+    assert.deepEqual(r3.refetch, [1, 'a new refresh cycle starts now']);
     assert.deepEqual(r3.uris, [1, '1 documents deleted']);
     assert.match((r3.site as [number, string])[1], /^[1-9]\d* documents of 127\.0\.4\.1:\d+ deleted$/);
     assert.equal((r3.pre as number[])[0], 1);
@@ -253,6 +266,24 @@ print(json.dumps({'list': s.CollectionGetList(), 'status': s.CollectionGetStatus
     // The name is free again.
     const again = python(url, `print(json.dumps(s.CollectionAdd(open(${JSON.stringify(config)}).read(), 0)))`);
     assert.deepEqual(again, [1, 'collection web added or updated']);
+  });
+
+  it('trawl admin speaks to the daemon: tables by default, JSON on request', () => {
+    const admin = (...args: string[]) => spawnSync(process.execPath, [BIN, 'admin', '--server', `http://127.0.0.1:${port}`, ...args], { encoding: 'utf8' });
+    const list = admin('list');
+    assert.equal(list.status, 0, list.stderr);
+    assert.equal(list.stdout.trim(), 'web');
+    const status = admin('--json', 'status', 'web');
+    assert.equal(JSON.parse(status.stdout), 'crawling');
+    const info = admin('info');
+    assert.match(info.stdout, /distributed\s+0/);
+    const added = admin('add-uris', 'web', site.host('127.0.4.1').url('/added.html'));
+    assert.match(added.stdout, /^ok: /);
+    const bad = admin('suspend', 'nope');
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /no collection named "nope"/);
+    const stats = admin('stats', 'web');
+    assert.equal(stats.status, 0, stats.stderr);
   });
 
   it('requires the bearer token when one is set, and a token to listen off loopback', async () => {
