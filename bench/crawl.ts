@@ -1,0 +1,534 @@
+/**
+ * End-to-end crawl benchmark: trawl against Crawlee and wget2 on one
+ * generated multi-host site served by nginx, with equal settings.
+ *
+ *   npm run bench:crawl -- [--hosts 50] [--pages 2000] [--crawlers trawl,crawlee,wget2] [--time-limit 900] …
+ *   npm run bench:crawl -- --hosts 5 --pages 200          # the small run, well under a minute
+ *
+ * Steps: generate the site (bench/site/generate.ts) unless the same one is
+ * already there; start nginx (bench/nginx.sh); run each crawler in turn
+ * under /usr/bin/time (wall, user+sys CPU, peak RSS); attribute the access
+ * log lines written during each run to that crawler; print one Markdown
+ * table and save it with the raw numbers to bench/results/.
+ *
+ * Every count of what was fetched (pages, coverage, duplicates, disallowed
+ * fetches) comes from nginx's access log, never from a crawler's own report.
+ * See bench/README.md for the columns and the caveats.
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BENCH_DIR, defaultSiteDir, generateSite, parseFlags, trawlConfigXml, type SiteManifest } from './site/generate.ts';
+
+const ROOT = resolve(BENCH_DIR, '..');
+const CRAWLERS = ['trawl', 'crawlee', 'wget2'] as const;
+type CrawlerName = (typeof CRAWLERS)[number];
+/** Extensions no crawler should fetch as pages: all in trawl's default exclude_exts, passed to the peers. */
+const ASSET_EXTS = ['css', 'png', 'jpg', 'jpeg', 'gif', 'ico'];
+
+const USAGE = `usage: npm run bench:crawl -- [options]
+  --hosts N           hosts in the site (default 50)
+  --pages N           pages per host (default 2000)
+  --seed N            site generator seed (default 1)
+  --port N            nginx port on every 127.0.1.k (default 8080)
+  --crawlers LIST     comma-separated, in run order (default trawl,crawlee,wget2)
+  --concurrency N     requests in flight for every crawler (default 64)
+  --max-pending N     trawl's max_pending per site (default max(8, concurrency / hosts))
+  --time-limit S      stop a crawler after S seconds and report its partial rate (default 600)
+  --site DIR          where the site is (default bench/.work/site-<hosts>x<pages>)
+  --work DIR          scratch space for the crawlers' output (default bench/.work/runs)
+  --results DIR       where the JSON and Markdown reports go (default bench/results)
+  --regenerate        generate the site even when it is already there
+  --keep-data         keep the crawlers' output directories
+  --keep-server       leave nginx running afterwards`;
+
+interface TimeResult {
+  readonly userS: number;
+  readonly sysS: number;
+  readonly maxRssKb: number;
+  readonly exit: number | undefined;
+  readonly note: string | undefined;
+}
+
+interface LogLine {
+  readonly t: number;
+  readonly host: string;
+  readonly method: string;
+  readonly uri: string;
+  readonly status: number;
+  readonly bytes: number;
+  readonly ua: string;
+}
+
+interface LogStats {
+  readonly requests: number;
+  readonly byMethod: Record<string, number>;
+  readonly byStatus: Record<string, number>;
+  readonly distinctUrls: number;
+  /** Requests beyond the first to the same host and URI (any method). */
+  readonly duplicateFetches: number;
+  /** Requests to paths robots.txt disallows (/private/). */
+  readonly disallowedFetches: number;
+  /** Distinct reachable allowed pages fetched with a 200 GET. */
+  readonly pagesFetched: number;
+  readonly notFound: number;
+  /** 5xx answers: nginx failed, so the run does not measure the crawler. */
+  readonly serverErrors: number;
+  readonly assetFetches: number;
+  readonly robotsFetches: number;
+  readonly sitemapFetches: number;
+  /** Requests for anything else (not a generated page, asset, robots.txt or sitemap, and not a 404). */
+  readonly otherFetches: number;
+  readonly bytesSent: number;
+  readonly userAgents: string[];
+  /** The most duplicated URLs, for the report. */
+  readonly topDuplicates: Array<{ url: string; n: number }>;
+  readonly firstMs: number | undefined;
+  readonly lastMs: number | undefined;
+}
+
+interface RunResult {
+  readonly crawler: CrawlerName;
+  readonly command: string[];
+  readonly version: string;
+  readonly wallS: number;
+  readonly timedOut: boolean;
+  readonly exitCode: number | null;
+  readonly time: TimeResult;
+  readonly log: LogStats;
+  readonly pagesPerS: number;
+  readonly cpuMsPerPage: number;
+  readonly peakRssMiB: number;
+  readonly coverage: number;
+  /** What the crawler said about itself (its JSON summary), for cross-checking; not used in the table. */
+  readonly ownReport: unknown;
+  readonly stderrTail: string;
+}
+
+// ------------------------------------------------------------------ helpers
+
+function sh(cmd: string, args: string[], opts: { input?: string } = {}): { ok: boolean; out: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', input: opts.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] });
+  return { ok: r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() };
+}
+
+function which(cmd: string): string | undefined {
+  const r = sh('sh', ['-c', `command -v ${cmd}`]);
+  return r.ok && r.out ? r.out.split('\n')[0] : undefined;
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+let aptUpdated = false;
+function aptInstall(pkg: string): boolean {
+  if (!isRoot()) {
+    console.error(`bench: ${pkg} is missing and this is not root: apt-get install -y ${pkg}`);
+    return false;
+  }
+  console.error(`bench: installing ${pkg} from Debian…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const run = (): boolean => spawnSync('apt-get', ['install', '-y', '-q', pkg], { stdio: ['ignore', 'ignore', 'inherit'], env }).status === 0;
+  if (run()) return true;
+  if (!aptUpdated) {
+    aptUpdated = true;
+    spawnSync('apt-get', ['update', '-q'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    return run();
+  }
+  return false;
+}
+
+function ensureTool(cmd: string, pkg: string): string | undefined {
+  return which(cmd) ?? (aptInstall(pkg) ? which(cmd) : undefined);
+}
+
+function ensureCrawlee(): boolean {
+  const dir = join(BENCH_DIR, 'crawlee');
+  if (existsSync(join(dir, 'node_modules', '@crawlee', 'cheerio', 'package.json'))) return true;
+  console.error('bench: installing Crawlee into bench/crawlee/ (its own package.json; not a dependency of trawl)…');
+  const lock = existsSync(join(dir, 'package-lock.json'));
+  const r = spawnSync('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  return r.status === 0;
+}
+
+function crawleeVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(BENCH_DIR, 'crawlee', 'node_modules', '@crawlee', 'cheerio', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function parseTimeFile(path: string): TimeResult {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    // /usr/bin/time was killed itself
+  }
+  const lines = text.trim().split('\n');
+  const last = lines.at(-1) ?? '';
+  try {
+    const j = JSON.parse(last) as { user: number; sys: number; maxrss_kb: number; exit: number };
+    return { userS: j.user, sysS: j.sys, maxRssKb: j.maxrss_kb, exit: j.exit, note: lines.length > 1 ? lines.slice(0, -1).join(' ') : undefined };
+  } catch {
+    return { userS: NaN, sysS: NaN, maxRssKb: NaN, exit: undefined, note: text || 'no /usr/bin/time output' };
+  }
+}
+
+function readFrom(path: string, from: number): string {
+  const size = statSync(path).size;
+  if (size <= from) return '';
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(size - from);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, from + off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function bump(h: Record<string, number>, k: string): void {
+  h[k] = (h[k] ?? 0) + 1;
+}
+
+/** Attributes what nginx logged to one crawler run. */
+function analyseLog(text: string, reachable: ReadonlyMap<string, ReadonlySet<string>>): LogStats {
+  const byMethod: Record<string, number> = {};
+  const byStatus: Record<string, number> = {};
+  const perUrl = new Map<string, number>();
+  const pages = new Set<string>();
+  const uas = new Set<string>();
+  let requests = 0, disallowed = 0, notFound = 0, serverErrors = 0, assets = 0, robots = 0, sitemaps = 0, other = 0, bytes = 0;
+  let first: number | undefined, last: number | undefined;
+  for (const raw of text.split('\n')) {
+    if (!raw) continue;
+    let l: LogLine;
+    try {
+      l = JSON.parse(raw) as LogLine;
+    } catch {
+      continue;
+    }
+    requests++;
+    bytes += l.bytes;
+    first ??= l.t * 1000;
+    last = l.t * 1000;
+    bump(byMethod, l.method);
+    bump(byStatus, String(l.status));
+    uas.add(l.ua);
+    const key = `${l.host}${l.uri}`;
+    perUrl.set(key, (perUrl.get(key) ?? 0) + 1);
+    const path = l.uri.split(/[?#]/)[0]!;
+    if (path.startsWith('/private/')) disallowed++;
+    if (l.status >= 500) serverErrors++;
+    if (l.status === 404) notFound++;
+    else if (path.startsWith('/static/')) assets++;
+    else if (path === '/robots.txt') robots++;
+    else if (path === '/sitemap.xml') sitemaps++;
+    else if (l.method === 'GET' && l.status === 200 && reachable.get(l.host)?.has(l.uri)) pages.add(key);
+    else if (!path.startsWith('/private/')) other++;
+  }
+  let dups = 0;
+  const top: Array<{ url: string; n: number }> = [];
+  for (const [url, n] of perUrl) {
+    if (n > 1) {
+      dups += n - 1;
+      top.push({ url, n });
+    }
+  }
+  top.sort((a, b) => b.n - a.n || a.url.localeCompare(b.url));
+  return {
+    requests, byMethod, byStatus, distinctUrls: perUrl.size, duplicateFetches: dups, disallowedFetches: disallowed, pagesFetched: pages.size,
+    notFound, serverErrors, assetFetches: assets, robotsFetches: robots, sitemapFetches: sitemaps, otherFetches: other, bytesSent: bytes,
+    userAgents: [...uas].slice(0, 5), topDuplicates: top.slice(0, 10), firstMs: first, lastMs: last,
+  };
+}
+
+// ------------------------------------------------------------------ crawlers
+
+/** package.json's version and the commit of the working tree (`+dirty` when src/ has changes), so results can be traced. */
+function trawlVersion(): string {
+  const v = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const head = spawnSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  if (head.status !== 0) return v;
+  const dirty = spawnSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'bin'], { encoding: 'utf8' }).stdout.trim() !== '';
+  return `${v} (${head.stdout.trim()}${dirty ? '+dirty' : ''})`;
+}
+
+interface Plan {
+  readonly command: string[];
+  readonly version: string;
+  /** Reads the crawler's own summary from its stdout. */
+  readonly own: (stdout: string) => unknown;
+}
+
+function plan(name: CrawlerName, site: string, data: string, concurrency: number): Plan | undefined {
+  const node = process.execPath;
+  switch (name) {
+    case 'trawl':
+      return {
+        command: [node, join(ROOT, 'bin', 'trawl.js'), 'crawl', '--data', data, '--allow-private-networks', '--allow-loopback', '--json', '--max-concurrency', String(concurrency), join(site, 'config.xml')],
+        version: trawlVersion(),
+        own: (out) => {
+          try {
+            return JSON.parse(out) as unknown;
+          } catch {
+            return out.slice(-2000);
+          }
+        },
+      };
+    case 'crawlee': {
+      if (!ensureCrawlee()) return undefined;
+      return {
+        command: [node, join(BENCH_DIR, 'crawlee', 'run.mjs'), '--seeds', join(site, 'seeds.txt'), '--concurrency', String(concurrency), '--exclude-exts', ASSET_EXTS.join(','), '--storage', data],
+        version: crawleeVersion(),
+        own: (out) => {
+          const line = out.trim().split('\n').at(-1) ?? '';
+          try {
+            return JSON.parse(line) as unknown;
+          } catch {
+            return out.slice(-2000);
+          }
+        },
+      };
+    }
+    case 'wget2': {
+      const wget2 = ensureTool('wget2', 'wget2');
+      if (!wget2) return undefined;
+      const v = sh(wget2, ['--version']).out.split('\n')[0] ?? '';
+      return {
+        command: [
+          wget2, '--recursive', '--level=0', '--robots=on', '--wait=0', `--max-threads=${concurrency}`,
+          '--filter-urls', `--reject=${ASSET_EXTS.join(',')}`, '--quiet', `--directory-prefix=${data}`, `--input-file=${join(site, 'seeds.txt')}`,
+        ],
+        version: /\d+\.\d+(?:\.\d+)?/.exec(v)?.[0] ?? v,
+        own: () => undefined,
+      };
+    }
+  }
+}
+
+async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: string; accessLog: string; timeLimitS: number; reachable: ReadonlyMap<string, ReadonlySet<string>>; reachableTotal: number }): Promise<RunResult> {
+  rmSync(o.data, { recursive: true, force: true });
+  mkdirSync(o.data, { recursive: true });
+  const timeFile = join(o.work, `${name}.time`);
+  const outFile = join(o.work, `${name}.stdout`);
+  const errFile = join(o.work, `${name}.stderr`);
+  rmSync(timeFile, { force: true });
+  const logFrom = statSync(o.accessLog).size;
+  const out = openSync(outFile, 'w');
+  const err = openSync(errFile, 'w');
+  console.error(`bench: ${name}: ${p.command.map((a) => (a.startsWith(ROOT) ? relative(process.cwd(), a) || '.' : a)).join(' ')}`);
+  const t0 = performance.now();
+  // /usr/bin/time ignores SIGINT while it waits, so a SIGINT to the group stops only the crawler.
+  const child = spawn('/usr/bin/time', ['-f', '{"user":%U,"sys":%S,"maxrss_kb":%M,"exit":%x}', '-o', timeFile, '--', ...p.command], {
+    cwd: o.data, detached: true, stdio: ['ignore', out, err],
+  });
+  let timedOut = false;
+  let stopAt = 0;
+  const timers: NodeJS.Timeout[] = [];
+  timers.push(setTimeout(() => {
+    timedOut = true;
+    stopAt = performance.now();
+    console.error(`bench: ${name}: time limit of ${o.timeLimitS} s reached; stopping it`);
+    try {
+      process.kill(-child.pid!, 'SIGINT');
+    } catch {
+      // already gone
+    }
+    // Still running: SIGTERM, then SIGKILL, to the crawler itself (not /usr/bin/time, which must report).
+    const signal = (sig: NodeJS.Signals): void => {
+      try {
+        for (const c of readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) process.kill(Number(c), sig);
+      } catch {
+        // already gone
+      }
+    };
+    timers.push(setTimeout(() => signal('SIGTERM'), 10_000), setTimeout(() => signal('SIGKILL'), 20_000));
+  }, o.timeLimitS * 1000));
+  const exitCode = await new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  const t1 = performance.now();
+  for (const t of timers) clearTimeout(t);
+  closeSync(out);
+  closeSync(err);
+  await sleep(300); // nginx writes a request's log line as it finishes it
+  const log = analyseLog(readFrom(o.accessLog, logFrom), o.reachable);
+  const time = parseTimeFile(timeFile);
+  // A crawler stopped at the time limit is rated over the limit, not over its shutdown.
+  const wallS = ((timedOut ? stopAt : t1) - t0) / 1000;
+  const cpuS = time.userS + time.sysS;
+  const stderr = readFileSync(errFile, 'utf8');
+  return {
+    crawler: name, command: p.command, version: p.version, wallS, timedOut, exitCode, time, log,
+    pagesPerS: log.pagesFetched / wallS,
+    cpuMsPerPage: log.pagesFetched > 0 ? (cpuS * 1000) / log.pagesFetched : NaN,
+    peakRssMiB: time.maxRssKb / 1024,
+    coverage: log.pagesFetched / o.reachableTotal,
+    ownReport: p.own(readFileSync(outFile, 'utf8')),
+    stderrTail: stderr.slice(-2000),
+  };
+}
+
+// ------------------------------------------------------------------ report
+
+const f0 = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
+const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '–');
+const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : '–');
+const pct = (n: number): string => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : '–');
+
+/** wget2 exits 8 when the server answered any request with an error: the site's 404s. */
+function expectedExit(r: RunResult): boolean {
+  return r.exitCode === 0 || (r.crawler === 'wget2' && r.exitCode === 8);
+}
+
+function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunResult[], params: Record<string, unknown>): string {
+  const lines: string[] = [];
+  lines.push(`### Crawl benchmark: ${m.hosts} hosts × ${m.pages} pages (${f0(reachableTotal)} reachable allowed pages, ${f1(m.bytes / 1048576)} MiB)`);
+  lines.push('');
+  lines.push(`concurrency ${String(params.concurrency)}, trawl max_pending ${String(params.maxPending)}, delay 0, robots.txt obeyed, time limit ${String(params.timeLimitS)} s; ${String(params.machine)}`);
+  lines.push('');
+  lines.push('| crawler | pages | coverage | wall s | pages/s | CPU ms/page | peak RSS MiB | requests | duplicate fetches | disallowed fetches | 404s | asset fetches |');
+  lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const r of runs) {
+    const notes = [
+      ...(r.timedOut ? ['time limit: partial'] : !expectedExit(r) ? [`exit ${String(r.exitCode)}`] : []),
+      ...(r.log.serverErrors > 0 ? [`INVALID: nginx answered ${r.log.serverErrors} requests with 5xx`] : []),
+    ];
+    const name = `${r.crawler} ${r.version}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+    lines.push(`| ${name} | ${f0(r.log.pagesFetched)} | ${pct(r.coverage)} | ${f1(r.wallS)} | ${f0(r.pagesPerS)} | ${f2(r.cpuMsPerPage)} | ${f0(r.peakRssMiB)} | ${f0(r.log.requests)} | ${f0(r.log.duplicateFetches)} | ${f0(r.log.disallowedFetches)} | ${f0(r.log.notFound)} | ${f0(r.log.assetFetches)} |`);
+  }
+  const trawl = runs.find((r) => r.crawler === 'trawl');
+  const peers = runs.filter((r) => r.crawler !== 'trawl');
+  if (trawl && peers.length) {
+    lines.push('');
+    lines.push('| trawl ÷ peer | pages/s (>1: trawl faster) | CPU ms/page (<1: trawl cheaper) | peak RSS (<1: trawl smaller) |');
+    lines.push('|---|--:|--:|--:|');
+    for (const p of peers) lines.push(`| ÷ ${p.crawler} | ${f2(trawl.pagesPerS / p.pagesPerS)} | ${f2(trawl.cpuMsPerPage / p.cpuMsPerPage)} | ${f2(trawl.peakRssMiB / p.peakRssMiB)} |`);
+  }
+  return lines.join('\n');
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const f = parseFlags(process.argv.slice(2), {
+    hosts: 'string', pages: 'string', seed: 'string', port: 'string', crawlers: 'string', concurrency: 'string', 'max-pending': 'string',
+    'time-limit': 'string', site: 'string', work: 'string', results: 'string', regenerate: 'boolean', 'keep-data': 'boolean', 'keep-server': 'boolean',
+  });
+  if (f.help) {
+    console.log(USAGE);
+    return;
+  }
+  const int = (k: string, d: number): number => {
+    const v = f[k] === undefined ? d : Number(f[k]);
+    if (!Number.isInteger(v) || v < 1) throw new Error(`--${k} must be a whole number of at least 1`);
+    return v;
+  };
+  const hosts = int('hosts', 50);
+  const pages = int('pages', 2000);
+  const seed = int('seed', 1);
+  const port = int('port', 8080);
+  const concurrency = int('concurrency', 64);
+  // max_pending high enough that the per-site cap never binds before the concurrency does.
+  const maxPending = int('max-pending', Math.max(8, Math.ceil(concurrency / hosts)));
+  const timeLimitS = int('time-limit', 600);
+  const crawlers = (typeof f.crawlers === 'string' ? f.crawlers : CRAWLERS.join(',')).split(',').map((c) => c.trim()) as CrawlerName[];
+  for (const c of crawlers) if (!CRAWLERS.includes(c)) throw new Error(`unknown crawler ${c}; known: ${CRAWLERS.join(', ')}`);
+  const site = resolve(typeof f.site === 'string' ? f.site : defaultSiteDir(hosts, pages));
+  const work = resolve(typeof f.work === 'string' ? f.work : join(BENCH_DIR, '.work', 'runs'));
+  const resultsDir = resolve(typeof f.results === 'string' ? f.results : join(BENCH_DIR, 'results'));
+
+  if (!which('/usr/bin/time') && !aptInstall('time')) throw new Error('/usr/bin/time (Debian package "time") is needed to measure CPU and peak RSS');
+
+  // The site: reuse it when it was generated with the same parameters.
+  let manifest: SiteManifest | undefined;
+  const mPath = join(site, 'manifest.json');
+  if (!f.regenerate && existsSync(mPath)) {
+    const m = JSON.parse(readFileSync(mPath, 'utf8')) as SiteManifest;
+    if (m.generator === 1 && m.hosts === hosts && m.pages === pages && m.seed === seed && m.port === port) manifest = m;
+  }
+  if (!manifest) {
+    if (existsSync(join(site, 'nginx', 'nginx.pid'))) spawnSync('bash', [join(BENCH_DIR, 'nginx.sh'), 'stop', site], { stdio: 'inherit' });
+    console.error(`bench: generating ${hosts} hosts × ${pages} pages into ${site}…`);
+    const t = performance.now();
+    manifest = generateSite({ hosts, pages, seed, port, out: site, maxPending });
+    console.error(`bench: generated ${manifest.files} files, ${f1(manifest.bytes / 1048576)} MiB in ${f1((performance.now() - t) / 1000)} s`);
+  }
+  // trawl's collection carries this run's max_pending.
+  writeFileSync(join(site, 'config.xml'), trawlConfigXml(manifest.seeds, manifest.perHost.map((h) => h.host), maxPending));
+  const reachable = new Map(manifest.perHost.map((h) => [h.host, new Set(h.reachable)] as const));
+  const reachableTotal = manifest.perHost.reduce((n, h) => n + h.reachable.length, 0);
+
+  // Warm the page cache so that the first crawler does not pay for disk reads the others do not.
+  const warm = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) warm(join(dir, e.name));
+      else readFileSync(join(dir, e.name));
+    }
+  };
+  warm(join(site, 'hosts'));
+
+  const nginx = join(BENCH_DIR, 'nginx.sh');
+  if (spawnSync('bash', [nginx, 'start', site], { stdio: 'inherit', env: { ...process.env, PORT: String(port) } }).status !== 0) throw new Error('nginx did not start');
+  const stopServer = (): void => {
+    if (!f['keep-server']) spawnSync('bash', [nginx, 'stop', site], { stdio: 'inherit' });
+  };
+  const onSignal = (): void => {
+    stopServer();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const runs: RunResult[] = [];
+  try {
+    mkdirSync(work, { recursive: true });
+    const accessLog = join(site, 'nginx', 'access.log');
+    for (const name of crawlers) {
+      const data = join(work, `${name}-data`);
+      const p = plan(name, site, data, concurrency);
+      if (!p) {
+        console.error(`bench: ${name}: not available; skipped`);
+        continue;
+      }
+      const r = await runOne(name, p, { data, work, accessLog, timeLimitS, reachable, reachableTotal });
+      runs.push(r);
+      console.error(`bench: ${name}: ${r.log.pagesFetched} pages in ${f1(r.wallS)} s (${f0(r.pagesPerS)}/s), ${f2(r.cpuMsPerPage)} CPU ms/page, ${f0(r.peakRssMiB)} MiB peak, exit ${String(r.exitCode)}${r.timedOut ? ', stopped at the time limit' : ''}`);
+      if (!expectedExit(r) && !r.timedOut && r.stderrTail) console.error(r.stderrTail);
+      if (r.log.serverErrors > 0) console.error(`bench: ${name}: WARNING: nginx answered ${r.log.serverErrors} requests with 5xx; see ${join(site, 'nginx', 'error.log')}`);
+      if (!f['keep-data']) rmSync(data, { recursive: true, force: true });
+    }
+  } finally {
+    stopServer();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${f0(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${sh('/usr/sbin/nginx', ['-v']).out.replace('nginx version: ', '') || 'nginx'}`;
+  const params = { hosts, pages, seed, port, concurrency, maxPending, timeLimitS, crawlers, assetExts: ASSET_EXTS, machine };
+  const md = markdown(manifest, reachableTotal, runs, params);
+  console.log(md);
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:]/g, '-').replace(/\..*/, 'Z');
+  const base = join(resultsDir, `crawl-${hosts}x${pages}-${stamp}`);
+  const report = {
+    date: new Date().toISOString(), params,
+    site: { hosts: manifest.hosts, pages: manifest.pages, seed: manifest.seed, files: manifest.files, bytes: manifest.bytes, links: manifest.links, reachableAllowedPages: reachableTotal },
+    runs,
+  };
+  writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(`${base}.md`, `${md}\n`);
+  console.error(`\nbench: saved ${relative(process.cwd(), base)}.json and .md`);
+}
+
+await main();
