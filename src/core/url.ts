@@ -25,7 +25,8 @@ export function parseUrl(raw: string, base?: string | URL): URL | undefined {
 export function normalizeUrl(raw: string | URL, base?: string | URL): string | undefined {
   const u = typeof raw === 'string' ? parseUrl(raw, base) : new URL(raw.href);
   if (!u) return undefined;
-  u.hash = '';
+  // Setting hash re-serialises the URL; only do it when there is one (a hot path).
+  if (u.hash !== '' || u.href.endsWith('#')) u.hash = '';
   return u.href;
 }
 

@@ -1,5 +1,7 @@
 // The SQLite dialect against the CrawlStore contract, on real database files.
+import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
+import { test } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
@@ -25,4 +27,12 @@ crawlStoreSuite({
     paths.set(s, path);
     return s;
   },
+});
+
+// Regression: duplicate detection walked every record of the collection (the
+// planner chose the primary key), which slowed a 100k-page crawl to a crawl.
+test('findByChecksum uses the checksum index, not a scan of the collection', () => {
+  const s = new SqliteCrawlStore(join(dir, 'plan.db'));
+  assert.match(s.queryPlan('byChecksum'), /USING (COVERING )?INDEX records_checksum/);
+  assert.match(s.queryPlan('leaseSelect'), /USING INDEX frontier_site/);
 });

@@ -202,7 +202,8 @@ export class SqliteCrawlStore implements CrawlStore {
       counts: p('SELECT state, count(*) AS n FROM frontier WHERE collection = ? GROUP BY state'),
       done: p('UPDATE frontier SET state = 2 WHERE id = ? AND collection = ?'),
       getRecord: p('SELECT * FROM records WHERE collection = ? AND url = ?'),
-      byChecksum: p("SELECT url FROM records WHERE collection = ? AND checksum = ? AND url <> ? AND status IN ('stored', 'unchanged') LIMIT 1"),
+      // INDEXED BY: without statistics the planner walks the primary key (every record of the collection) instead.
+      byChecksum: p("SELECT url FROM records INDEXED BY records_checksum WHERE collection = ? AND checksum = ? AND url <> ? AND status IN ('stored', 'unchanged') LIMIT 1"),
       upsertRecord: p(`INSERT INTO records (collection, url, site, status, http_status, checksum, last_crawled_ms, etag, last_modified, error_count,
                          skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch)
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -459,6 +460,14 @@ export class SqliteCrawlStore implements CrawlStore {
 
   async listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>> {
     return (this.q.listStats!.all(collection) as Row[]).map((r) => ({ site: String(r.site), json: String(r.stats) }));
+  }
+
+  /** SQLite's plan for one of the prepared statements (diagnostics and regression tests). */
+  queryPlan(statement: string): string {
+    const st = this.q[statement];
+    if (!st) throw new Error(`no statement ${statement}`);
+    const params = (st.sourceSQL.match(/\?/g) ?? []).map(() => null);
+    return (this.db.prepare(`EXPLAIN QUERY PLAN ${st.sourceSQL}`).all(...params) as Row[]).map((r) => String(r.detail)).join('; ');
   }
 
   async close(): Promise<void> {
