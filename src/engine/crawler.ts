@@ -178,6 +178,14 @@ export class CollectionCrawl {
   private readonly addressRefused = new Map<string, string>();
   /** smfilter: URLs queued in this run, in front of the store's seen set. */
   private bloom: BloomFilter | undefined;
+  /**
+   * The screened-URI cache (MS-FSCCFG cachesize.screened): URLs known to be
+   * queued or crawled in this cycle, most recent last, bounded. Most links a
+   * page has (navigation) were seen moments ago; they are counted as `ic`
+   * here without a store round trip. The store still decides for the rest.
+   */
+  private readonly screened = new Map<string, true>();
+  private screenedMax = 100_000;
 
   constructor(config: CollectionConfig, opts: CrawlerOptions) {
     this.config = config;
@@ -271,6 +279,7 @@ export class CollectionCrawl {
       },
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
+    this.screenedMax = s.cachesize.screened ?? 100_000;
     const exempt = compileRules(s.focused.excludeDomains, true);
     this.focusExempt = exempt ? includeExcludeRule('focused.exclude_domains', 'fo', (u) => u.hostname.toLowerCase(), undefined, exempt) : undefined;
     const f = s.linkExtraction;
@@ -1078,6 +1087,16 @@ export class CollectionCrawl {
     st.add('DBUpdates');
     // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
     let discovered = this.opts.refreshOnly?.() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
+    let cached = 0;
+    if (this.screenedMax > 0 && discovered.length > 0) {
+      const fresh = discovered.filter((q) => !this.screened.has(q.url));
+      cached = discovered.length - fresh.length;
+      discovered = fresh;
+    }
+    if (cached > 0) {
+      bump(this.c.uriSkips, 'ic', cached);
+      st.count('URISkip', 'ic', cached);
+    }
     if (this.bloom) {
       // smfilter: links the filter has seen are checked against the store here, outside the write transaction.
       const fresh: QueuedUri[] = [];
@@ -1107,6 +1126,15 @@ export class CollectionCrawl {
       this.bloom?.add(a.url);
       this.sched.addWork(a.site, 1);
     }
+    for (const q of discovered) this.screen(q.url);
+  }
+
+  /** Remembers a URL as seen in this cycle (bounded: the oldest is forgotten first). */
+  private screen(url: string): void {
+    if (this.screenedMax <= 0) return;
+    this.screened.delete(url);
+    this.screened.set(url, true);
+    if (this.screened.size > this.screenedMax) this.screened.delete(this.screened.keys().next().value!);
   }
 
   /** On stop: leased URIs that were never fetched go back to the queue. */
