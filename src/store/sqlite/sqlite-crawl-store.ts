@@ -385,14 +385,50 @@ export class SqliteCrawlStore implements CrawlStore {
     );
   }
 
+  private completeOne(collection: string, epoch: number, c: Completion): QueuedUri[] {
+    this.q.done!.run(c.leaseId, collection);
+    if (c.record) this.writeRecord(collection, c.record);
+    const added = c.discovered.filter((u) => this.enqueueOne(collection, epoch, u, false));
+    if (c.siteStats !== undefined) this.q.putStats!.run(collection, c.site, c.siteStats);
+    return added;
+  }
+
+  /**
+   * Group commit: completions that arrive in the same turn of the event loop
+   * share one transaction (each still resolves only once it is committed).
+   * If the shared transaction fails, each is retried alone, so one bad
+   * completion cannot take the others with it.
+   */
+  private pending: Array<{ collection: string; epoch: number; c: Completion; resolve: (a: QueuedUri[]) => void; reject: (e: unknown) => void }> = [];
+
   async complete(collection: string, epoch: number, c: Completion): Promise<QueuedUri[]> {
-    return this.tx(() => {
-      this.q.done!.run(c.leaseId, collection);
-      if (c.record) this.writeRecord(collection, c.record);
-      const added = c.discovered.filter((u) => this.enqueueOne(collection, epoch, u, false));
-      if (c.siteStats !== undefined) this.q.putStats!.run(collection, c.site, c.siteStats);
-      return added;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ collection, epoch, c, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flushCompletions());
     });
+  }
+
+  private flushCompletions(): void {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    let results: QueuedUri[][] | undefined;
+    try {
+      results = this.tx(() => batch.map((b) => this.completeOne(b.collection, b.epoch, b.c)));
+    } catch {
+      results = undefined;
+    }
+    if (results) {
+      batch.forEach((b, i) => b.resolve(results![i]!));
+      return;
+    }
+    for (const b of batch) {
+      try {
+        b.resolve(this.tx(() => this.completeOne(b.collection, b.epoch, b.c)));
+      } catch (err) {
+        b.reject(err);
+      }
+    }
   }
 
   async putRecord(collection: string, record: UriRecord): Promise<void> {
@@ -471,6 +507,7 @@ export class SqliteCrawlStore implements CrawlStore {
   }
 
   async close(): Promise<void> {
+    this.flushCompletions();
     if (this.db.isOpen) {
       this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
       this.db.close();
