@@ -102,7 +102,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
             let rules = fileRules;
             let source = opts.robots !== undefined ? `robots.txt from ${opts.robots}` : '';
             if (!rules && s.robots && opts.fetchRobots) {
-              const got = await robots.fetch(siteOf(url), { bytesIn: 0, bytesOut: 0, requests: 0 });
+              const got = robots.known(siteOf(url)) ?? (await robots.fetch(siteOf(url), { bytesIn: 0, bytesOut: 0, requests: 0 }));
               if (got.unreachable) {
                 trace.push({ rule: 'robots.txt', verdict: 'pass', reason: `not consulted: ${got.unreachable}` });
               } else {
