@@ -111,4 +111,41 @@ describe('discovery', () => {
       await site.close();
     }
   });
+
+  it('drops documents by exclude_headers and X-Robots-Tag, and follows links of duplicates only with extract_links_from_dupes', async () => {
+    // csum_cut_off 16: the checksum covers only "<p>same body</p>", so dup2 is a
+    // duplicate of dup1 although it links somewhere else.
+    const same = '<p>same body</p>';
+    const site = await startFixtureSite([{
+      ip: '127.0.3.5',
+      routes: {
+        '/': html('<a href="/x.html">x</a> <a href="/tagged.html">t</a> <a href="/dup1.html">d1</a> <a href="/dup2.html">d2</a>'),
+        '/x.html': { kind: 'html', body: '<p>x</p>', headers: { 'x-internal': 'draft-2026' } },
+        '/tagged.html': { kind: 'html', body: '<p>t</p><a href="/behind-tag.html">b</a>', headers: { 'x-robots-tag': 'trawl: noindex, nofollow' } },
+        '/behind-tag.html': html('never reached'),
+        '/dup1.html': { kind: 'html', body: same },
+        '/dup2.html': { kind: 'html', body: `${same}<a href="/from-dup.html">f</a>` },
+        '/from-dup.html': html('reached through a duplicate only when links of duplicates are followed'),
+      },
+    }]);
+    try {
+      const h = site.host('127.0.3.5');
+      for (const dupes of [false, true]) {
+        site.reset();
+        const run = await runCrawl(collectionXml(`<attrib name="start_uris" type="list-string"><member>${h.url('/')}</member></attrib><attrib name="delay" type="real">0</attrib>
+          <attrib name="extract_links_from_dupes" type="boolean">${dupes ? 'yes' : 'no'}</attrib>
+          <attrib name="csum_cut_off" type="integer">16</attrib><attrib name="max_pending" type="integer">1</attrib>
+          <section name="exclude_headers"><attrib name="X-Internal" type="list-string"><member>^draft-</member></attrib></section>`));
+        const r = byPath(run.records, h.origin);
+        assert.equal(r.get('/x.html')!.skipCode, 'hx');
+        assert.equal(r.get('/tagged.html')!.skipCode, 'ni');
+        assert.equal(site.fetchedPaths('127.0.3.5').includes('/behind-tag.html'), false);
+        // One request at a time, in link order: dup1 is the original, dup2 its duplicate.
+        assert.equal(r.get('/dup2.html')!.duplicateOf, h.url('/dup1.html'));
+        assert.equal(site.fetchedPaths('127.0.3.5').includes('/from-dup.html'), dupes);
+      }
+    } finally {
+      await site.close();
+    }
+  });
 });
