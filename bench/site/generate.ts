@@ -32,6 +32,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { prng as rng } from '../../test/support/prng.ts';
 
 export interface SiteOptions {
   readonly hosts: number;
@@ -74,17 +75,6 @@ export function defaultSiteDir(hosts: number, pages: number): string {
   return join(BENCH_DIR, '.work', `site-${hosts}x${pages}`);
 }
 
-/** mulberry32: small, fast, good enough for a deterministic site. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   'crawler frontier politeness robots sitemap fetch parse link anchor queue host site page document index store ' +

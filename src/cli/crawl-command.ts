@@ -21,6 +21,7 @@ import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/cra
 import { openContentStore } from '../store/open-content-store.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 import type { Io } from './io.ts';
+import { wholeNumberOption } from './options.ts';
 
 /**
  * MS-FSCCFG's defaults suit long-running collections (a 60 s delay, a
@@ -90,10 +91,8 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--node <name>', 'apply the <Node> overrides of this node scheduler')
     .option('--json', 'print the summary as JSON')
     .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean }) => {
-      const maxPages = opts.maxPages === undefined ? undefined : Number(opts.maxPages);
-      if (maxPages !== undefined && (!Number.isInteger(maxPages) || maxPages < 1)) throw new TrawlError('TRAWL_ERR_USAGE', `--max-pages must be a whole number of at least 1, not ${JSON.stringify(opts.maxPages)}`);
-      const maxConcurrency = Number(opts.maxConcurrency);
-      if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new TrawlError('TRAWL_ERR_USAGE', `--max-concurrency must be a whole number of at least 1, not ${JSON.stringify(opts.maxConcurrency)}`);
+      const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
+      const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
 
       // Inputs: URLs make one collection; files may hold several.
       const urls = inputs.filter((i) => /^https?:\/\//i.test(i));

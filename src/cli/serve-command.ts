@@ -14,6 +14,7 @@ import { buildAdminServer } from '../admin/server.ts';
 import { CrawlerService } from '../service/crawler-service.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 import type { Io } from './io.ts';
+import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
 
@@ -46,10 +47,8 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .option('--stats-cycles <k>', 'statistics cycles kept besides the lifetime total (MS-FSCADM 2.2.4.5)', '2')
     .action(async (opts: { data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string }) => {
-      const statsCycles = Number(opts.statsCycles);
-      if (!Number.isInteger(statsCycles) || statsCycles < 1) throw new TrawlError('TRAWL_ERR_USAGE', `--stats-cycles must be a whole number of at least 1, not ${JSON.stringify(opts.statsCycles)}`);
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TrawlError('TRAWL_ERR_USAGE', `--port must be a port number, not ${JSON.stringify(opts.port)}`);
+      const statsCycles = wholeNumberOption('--stats-cycles', opts.statsCycles, 1);
+      const port = wholeNumberOption('--port', opts.port, 0, 65535);
       const token = opts.tokenFile !== undefined ? readToken(opts.tokenFile) : undefined;
       if (!isLoopback(opts.host) && token === undefined) {
         throw new TrawlError('TRAWL_ERR_USAGE', `listening on ${opts.host} (not loopback) needs --token-file: the admin protocol can change every collection`);

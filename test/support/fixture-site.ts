@@ -34,6 +34,7 @@ import type { Socket } from 'node:net';
 import { isIPv6 } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip, gzipSync } from 'node:zlib';
+import { prng } from './prng.ts';
 
 // ─── Public types ───────────────────────────────────────────────────────────
 
@@ -685,17 +686,6 @@ function minimalPdf(text: string): Uint8Array {
 /** A 1×1 transparent PNG. */
 const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An HTML-looking start followed by NULs, invalid UTF-8 and control bytes. */
 function garbageBytes(n: number): Uint8Array {
