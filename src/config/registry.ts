@@ -20,6 +20,7 @@ import { DEFAULT_USER_AGENT } from '../core/version.ts';
 import { checkDotNetRegex } from './dotnet-regex.ts';
 import { parseElasticRule } from '../scope/elastic-rules.ts';
 import { checkLockssRuleSyntax } from '../scope/lockss-rules.ts';
+import { CANON_RULES, DEFAULT_CANON_RULES } from '../scope/canonicalize.ts';
 import { attrib, section, type AttribDef, type SectionDef, type Settings } from './schema.ts';
 import {
   checkAbsoluteHttpUri,
@@ -535,6 +536,13 @@ const SINK = section({
 
 const SINKS = section({ name: 'trawl_sinks', key: 'sinks', meaning: 'Where fetched documents go besides the feeding destinations, one section per sink.', spec: X, attribs: [], sections: [], dynamicSection: SINK });
 
+const URLS = section({
+  name: 'trawl_urls', key: 'urls', meaning: 'How URLs are canonicalized before the seen check (rewrite_rules run first).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'canonicalization', key: 'canonicalization', type: 'list-string', default: DEFAULT_CANON_RULES, allowed: CANON_RULES.map((r) => r.name), meaning: 'Named canonicalization rules, applied in their fixed order (sort_query_params adds sort-query-params).', spec: X }),
+  ],
+});
+
 const ENCRYPTION = section({
   name: 'trawl_secrets', key: 'secrets', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
@@ -629,7 +637,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -13,7 +13,7 @@ import { PRODUCT_TOKEN } from '../core/version.ts';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
-import { buildCanonicalizer, DEFAULT_CANON_RULES, type Canonicalizer } from '../scope/canonicalize.ts';
+import { buildCanonicalizer, type Canonicalizer, type CanonRuleName } from '../scope/canonicalize.ts';
 import { elasticScopeRule } from '../scope/elastic-rules.ts';
 import { compileLockssRules, lockssScopeRule } from '../scope/lockss-rules.ts';
 import { addressRule, basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type RuleFileReader, type RuleVerdict, type ScopeRule } from '../scope/scope.ts';
@@ -167,7 +167,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     settings,
     scope: new Scope([...basicRules(settings, readFile), ...dialectRules(settings), ...(opts.extraRules ?? [])]),
     canon: buildCanonicalizer({
-      rules: settings.sortQueryParams ? [...DEFAULT_CANON_RULES, 'sort-query-params'] : DEFAULT_CANON_RULES,
+      rules: [...(settings.urls.canonicalization as readonly CanonRuleName[]), ...(settings.sortQueryParams ? (['sort-query-params'] as const) : [])],
       ...(settings.rewriteRules ? { rewriteRules: settings.rewriteRules } : {}),
     }),
     addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
