@@ -810,10 +810,17 @@ export class CollectionCrawl {
   }
 
   /** Scope check of a discovered URL; the QueuedUri when it may be queued. */
+  /** The last parent URL parsed by admit(): a page's links share it (a hot path). */
+  private parentCache: { href: string; url: URL; domain: string } | undefined;
+
   private admit(from: LeasedUri, target: string, viaRedirect: boolean, fromSite: string): QueuedUri | undefined {
     const url = new URL(target);
-    const parent = new URL(from.url);
-    const otherDomain = domainOf(url) !== domainOf(parent);
+    if (this.parentCache?.href !== from.url) {
+      const p = new URL(from.url);
+      this.parentCache = { href: from.url, url: p, domain: domainOf(p) };
+    }
+    const parent = this.parentCache.url;
+    const otherDomain = domainOf(url) !== this.parentCache.domain;
     const hops = viaRedirect ? from.hops : otherDomain && this.rt.settings.crawlmode.resetLevel ? 0 : from.hops + 1;
     const d = this.rt.scope.decide({ url, parent, hops, viaRedirect, seed: false });
     if (!d.allowed) {
