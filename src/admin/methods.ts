@@ -119,8 +119,8 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   } },
   CollectionQuarantineSite: { params: [C, ['Site', 'string'], ['Time', 'int']], run: async (s, [c, site, t]) => {
     if ((t as number) < 0) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Time must not be negative, not ${String(t)}`);
-    await s.holdSite(c as string, site as string, t as number);
-    return ok(`${site} quarantined for ${String(t)} s; URIs found for it meanwhile stay in its queue`);
+    await s.holdSite(c as string, site as string, t as number, true);
+    return ok(`${site} quarantined for ${String(t)} s; URIs found for it meanwhile are kept in its quarantine queue`);
   } },
   CollectionRefetch: { params: [C, ['SubCollection', 'string']], run: async (s, [c, sub]) => {
     const n = await s.refetch(c as string, (sub as string) || undefined);

@@ -72,6 +72,8 @@ export interface CrawlerOptions {
   readonly onDnsLookup?: (ok: boolean, code: string | undefined) => void;
   /** Sites paused until a time (ms): quarantined or preempted by an operator. */
   readonly heldSites?: () => ReadonlyMap<string, number>;
+  /** Quarantined sites (until when, ms): URIs found for them go to their separate quarantine queue. */
+  readonly quarantinedSites?: () => ReadonlyMap<string, number>;
 }
 
 /**
@@ -223,6 +225,12 @@ export class CollectionCrawl {
 
   /** Wakes the loop (new work arrived from outside). */
   poke(): void {
+    this.notify();
+  }
+
+  /** Tells the running cycle that `n` URIs of a site became leasable (a quarantine ended). */
+  noteWork(site: string, n: number): void {
+    if (n > 0 && this.prepared) this.sched.addWork(site, n);
     this.notify();
   }
 
@@ -1117,6 +1125,12 @@ export class CollectionCrawl {
       }
       discovered = fresh;
     }
+    // MS-FSCADM CollectionQuarantineSite: URIs found for a quarantined site wait in a separate queue.
+    const quarantined = this.opts.quarantinedSites?.();
+    if (quarantined && quarantined.size > 0) {
+      const now = this.now();
+      discovered = discovered.map((q) => ((quarantined.get(q.site) ?? 0) > now ? { ...q, flags: (q.flags ?? 0) | URI_FLAGS.QUARANTINED } : q));
+    }
     const added = await this.store.complete(this.rt.name, this.epoch, {
       leaseId: uri.id,
       site: site.site,
@@ -1131,7 +1145,7 @@ export class CollectionCrawl {
     }
     for (const a of added) {
       this.bloom?.add(a.url);
-      this.sched.addWork(a.site, 1);
+      if (!((a.flags ?? 0) & URI_FLAGS.QUARANTINED)) this.sched.addWork(a.site, 1);
     }
     for (const q of discovered) this.screen(q.url);
   }

@@ -52,6 +52,7 @@ interface Extra {
   refreshOnly?: boolean;
   feedingPaused?: Record<string, boolean>;
   held?: Record<string, number>;
+  quarantine?: Record<string, number>;
   stats?: unknown;
   refetch?: boolean;
 }
@@ -158,6 +159,7 @@ export class CrawlerService {
   /** Graceful stop: every running cycle returns its in-flight URIs; statistics are saved. */
   async stop(): Promise<void> {
     if (this.statsTimer) clearInterval(this.statsTimer);
+    for (const t of this.quarantineTimers) clearTimeout(t);
     await Promise.all([...this.runners.values()].map((r) => r.stop()));
     await this.flushStatistics();
     for (const r of this.runners.values()) await r.content.close();
@@ -177,6 +179,10 @@ export class CrawlerService {
     this.runners.set(config.name, runner);
     this.cachedExtra.set(config.name, extra);
     this.heldSites.set(config.name, new Map(Object.entries(extra.held ?? {})));
+    const quarantined = new Map(Object.entries(extra.quarantine ?? {}));
+    this.quarantines.set(config.name, quarantined);
+    // A quarantine that ended while the service was down ends now; the others end on time.
+    for (const [site, until] of quarantined) this.scheduleQuarantineEnd(config.name, site, until);
     void this.o.store.getCollection(config.name).then((row) => this.stateOf.set(config.name, row?.state ?? 'crawling'));
     runner.loop = this.run(runner).catch((err: unknown) => {
       this.o.log.error({ collection: config.name, err }, 'collection runner failed');
@@ -228,6 +234,7 @@ export class CrawlerService {
         maxConcurrency: this.o.maxConcurrency ?? 64,
         refreshOnly: () => (this.cachedExtra.get(name)?.refreshOnly ?? extra.refreshOnly) === true,
         heldSites: () => this.heldSites.get(name) ?? held,
+        quarantinedSites: () => this.quarantines.get(name) ?? new Map(),
         sendLinks: async (target, links) => this.sendLinks(target, links),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
         onEvent: (e) => this.o.log.debug({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
@@ -244,6 +251,8 @@ export class CrawlerService {
   /** Per-collection settings changed by operators, read by running crawls without a store round trip. */
   private readonly cachedExtra = new Map<string, Extra>();
   private readonly heldSites = new Map<string, Map<string, number>>();
+  private readonly quarantines = new Map<string, Map<string, number>>();
+  private readonly quarantineTimers = new Set<NodeJS.Timeout>();
 
   private async sendLinks(target: string, links: readonly QueuedUri[]): Promise<void> {
     const running = this.runners.get(target)?.crawl;
@@ -448,15 +457,52 @@ export class CrawlerService {
     return n;
   }
 
-  /** CollectionPreemptSite / CollectionQuarantineSite: the site is held until a time (persisted). */
-  async holdSite(name: string, hostport: string, seconds: number): Promise<void> {
+  /**
+   * CollectionPreemptSite / CollectionQuarantineSite: the site is held until a
+   * time (persisted). With `quarantine`, the URIs found for it meanwhile go to
+   * its separate quarantine queue, released into its ordinary queue when the
+   * quarantine ends.
+   */
+  async holdSite(name: string, hostport: string, seconds: number, quarantine = false): Promise<void> {
     const r = this.runner(name);
     const until = this.now() + seconds * 1000;
-    const held = { ...((await this.extra(name)).held ?? {}) };
-    for (const site of sitesOfHostport(hostport)) held[site] = until;
-    await this.patchExtra(name, { held });
+    const extra = await this.extra(name);
+    const held = { ...(extra.held ?? {}) };
+    const quarantined = { ...(extra.quarantine ?? {}) };
+    for (const site of sitesOfHostport(hostport)) {
+      held[site] = until;
+      if (quarantine) quarantined[site] = until;
+    }
+    await this.patchExtra(name, { held, quarantine: quarantined });
     this.heldSites.set(name, new Map(Object.entries(held)));
+    this.quarantines.set(name, new Map(Object.entries(quarantined)));
+    if (quarantine) for (const site of sitesOfHostport(hostport)) this.scheduleQuarantineEnd(name, site, until);
     r.crawl?.poke();
+  }
+
+  private scheduleQuarantineEnd(name: string, site: string, until: number): void {
+    const t = setTimeout(() => {
+      this.quarantineTimers.delete(t);
+      void this.endQuarantine(name, site, until);
+    }, Math.max(0, Math.min(until - this.now(), 2_147_000_000)));
+    t.unref();
+    this.quarantineTimers.add(t);
+  }
+
+  private async endQuarantine(name: string, site: string, until: number): Promise<void> {
+    const q = this.quarantines.get(name);
+    if (!q || q.get(site) !== until) return; // deleted, or quarantined again since
+    q.delete(site);
+    const r = this.runners.get(name);
+    if (!r) return;
+    await this.patchExtra(name, { quarantine: Object.fromEntries(q) });
+    const n = await this.o.store.releaseQuarantine(name, site);
+    this.o.log.info({ collection: name, site, released: n }, 'quarantine ended');
+    if (r.crawl) r.crawl.noteWork(site, n);
+    else if (n > 0) {
+      await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
+      r.wake();
+    }
   }
 
   async setRefreshOnly(name: string, on: boolean): Promise<void> {

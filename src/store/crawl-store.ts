@@ -49,8 +49,10 @@ export interface QueuedUri {
  *   FEED      fetch it as an RSS/Atom/RDF channel
  *   FROM_FEED found in a channel (rss.follow_links decides whether its links are followed)
  *   SENT      sent by another collection (send_links_to): scope-checked when leased
+ *   QUARANTINED found for a quarantined site (MS-FSCADM CollectionQuarantineSite):
+ *             a separate queue, never leased until releaseQuarantine
  */
-export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8 } as const;
+export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16 } as const;
 export const sitemapDepthOf = (flags: number | undefined): number => ((flags ?? 0) >> 8) & 0xf;
 /** Bits 12–15: documents outside a focused crawl's languages passed through to reach this URI (focused depth). */
 export const focusHopsOf = (flags: number | undefined): number => ((flags ?? 0) >> 12) & 0xf;
@@ -170,6 +172,8 @@ export interface CrawlStore {
    * operator's refetch); a URI being fetched right now is left alone.
    */
   requeue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<number>;
+  /** Ends a site's quarantine: its quarantined URIs join its ordinary queue. Returns how many. */
+  releaseQuarantine(collection: string, site: string): Promise<number>;
   /** Forgets URIs (records and queue entries); returns the content references to delete. */
   deleteUris(collection: string, urls: readonly string[]): Promise<string[]>;
   /** Forgets a whole site of the collection; returns the content references to delete. */

@@ -60,3 +60,41 @@ describe('send_links_to', () => {
     }
   });
 });
+
+describe('quarantine', () => {
+  it('keeps URIs found for a quarantined site in a separate queue, crawled once the quarantine ends', async () => {
+    const site = await startFixtureSite([
+      { ip: '127.0.3.6', routes: { '/': { kind: 'html', body: '<a href="{{origin:127.0.3.7}}/q1.html">q1</a> <a href="/a.html">a</a>' }, '/a.html': { kind: 'html', body: '<p>a</p>' } } },
+      { ip: '127.0.3.7', routes: { '/q1.html': { kind: 'html', body: '<p>q1</p>' } } },
+    ]);
+    const dir = tempDir();
+    const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
+    try {
+      const a = site.host('127.0.3.6');
+      const b = site.host('127.0.3.7');
+      const r = readConfigXml(`<CrawlerConfig><DomainSpecification name="q">
+        <attrib name="start_uris" type="list-string"><member>${a.url('/')}</member></attrib><attrib name="delay" type="real">0</attrib>
+        <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib></section></DomainSpecification></CrawlerConfig>`);
+      const c = r.document.collections[0]!;
+      const bSite = b.origin; // scheme://host:port, the site key
+      const content = openContentStore(join(dir, 'content'), { datastore: 'flatfile', compress: false, compressExcludeMime: [], storeHttpHeader: false, clusters: 1 });
+      try {
+        const quarantined = new Map([[bSite, Date.now() + 60_000]]);
+        const first = await new CollectionCrawl(c, { store, content, quarantinedSites: () => quarantined }).runCycle();
+        assert.deepEqual(site.fetchedPaths('127.0.3.7'), []); // nothing of the quarantined site
+        assert.equal(first.complete, false); // its URIs still wait
+        assert.equal((await store.counts('q')).queued, 1);
+        assert.equal(await store.releaseQuarantine('q', bSite), 1);
+        const second = await new CollectionCrawl(c, { store, content }).runCycle();
+        assert.equal(second.resumed, true);
+        assert.equal(second.complete, true);
+        assert.deepEqual(site.fetchedPaths('127.0.3.7'), ['/robots.txt', '/q1.html']);
+      } finally {
+        await content.close();
+      }
+    } finally {
+      await store.close();
+      await site.close();
+    }
+  });
+});

@@ -165,6 +165,17 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('keeps quarantined URIs in a separate queue until the quarantine ends', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2', { flags: 16 }), q('http://a.test/3', { flags: 16 | 1 })]);
+      assert.deepEqual((await s.sitesWithWork('c')).map((w) => w.queued), [1]);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 10)).map((u) => u.url), ['http://a.test/1']);
+      assert.equal(await s.releaseQuarantine('c', 'http://a.test:80'), 2);
+      const released = await s.lease('c', 'http://a.test:80', 10);
+      assert.deepEqual(released.map((u) => [u.url, u.flags]), [['http://a.test/2', 0], ['http://a.test/3', 1]]);
+      await s.close();
+    });
+
     it('caches robots.txt per site and lists statistics', async () => {
       const s = await target.open();
       assert.equal(await s.getRobots('c', 'http://a.test:80'), undefined);

@@ -191,8 +191,10 @@ export class SqliteCrawlStore implements CrawlStore {
       feedLinks: p('SELECT url, first_seen_ms FROM feed_links WHERE collection = ? AND feed = ? ORDER BY first_seen_ms DESC'),
       dropFeedLink: p('DELETE FROM feed_links WHERE collection = ? AND feed = ? AND url = ?'),
       seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
-      sitesWithWork: p('SELECT site, count(*) AS n FROM frontier WHERE collection = ? AND state = 0 GROUP BY site ORDER BY min(seq)'),
-      leaseSelect: p('SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 ORDER BY priority, seq LIMIT ?'),
+      sitesWithWork: p('SELECT site, count(*) AS n FROM frontier WHERE collection = ? AND state = 0 AND (flags & 16) = 0 GROUP BY site ORDER BY min(seq)'),
+      // Quarantined URIs (flag 16) wait in their own queue until the quarantine ends.
+      leaseSelect: p('SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & 16) = 0 ORDER BY priority, seq LIMIT ?'),
+      releaseQuarantine: p('UPDATE frontier SET flags = flags & ~16 WHERE collection = ? AND site = ? AND state = 0 AND (flags & 16) <> 0'),
       leaseMark: p('UPDATE frontier SET state = 1 WHERE id = ?'),
       release: p('UPDATE frontier SET state = 0 WHERE id = ? AND collection = ? AND state = 1'),
       retry: p('UPDATE frontier SET state = 0, retries = retries + 1, seq = ? WHERE id = ? AND collection = ?'),
@@ -299,6 +301,10 @@ export class SqliteCrawlStore implements CrawlStore {
       }
       return n;
     });
+  }
+
+  async releaseQuarantine(collection: string, site: string): Promise<number> {
+    return Number(this.q.releaseQuarantine!.run(collection, site).changes);
   }
 
   async deleteUris(collection: string, urls: readonly string[]): Promise<string[]> {
