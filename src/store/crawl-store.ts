@@ -146,6 +146,35 @@ export interface Completion {
   readonly discovered: readonly QueuedUri[];
   /** The site's statistics after this fetch (opaque JSON). */
   readonly siteStats?: string;
+  /** Content submissions this fetch causes (the feed outbox), written in the same transaction. */
+  readonly feed?: readonly FeedOp[];
+}
+
+/**
+ * One content submission waiting in the feed outbox: a document to send to
+ * a content destination (MS-FSCCFG 2.2.4.9 feeding), or to remove from it.
+ * `add` is a document the destination has not had, `update` one it may have
+ * (modified, refed or reprocessed). The document itself is read from the
+ * crawl store and the content store when it is sent.
+ */
+export interface FeedOp {
+  readonly destination: string;
+  readonly url: string;
+  readonly op: 'add' | 'update' | 'delete';
+}
+
+/** A FeedOp in the outbox; `ver` changes whenever the URL's operation is replaced. */
+export interface PendingFeedOp extends FeedOp {
+  readonly id: number;
+  readonly ver: number;
+}
+
+/** Which stored documents to send again (MS-FSCADM CollectionReprocess*). */
+export interface FeedSelection {
+  readonly site?: string;
+  /** URL prefix (with `site`: CollectionReprocessSitePrefix). */
+  readonly prefix?: string;
+  readonly urls?: readonly string[];
 }
 
 export interface CrawlStore {
@@ -174,10 +203,14 @@ export interface CrawlStore {
   requeue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<number>;
   /** Ends a site's quarantine: its quarantined URIs join its ordinary queue. Returns how many. */
   releaseQuarantine(collection: string, site: string): Promise<number>;
-  /** Forgets URIs (records and queue entries); returns the content references to delete. */
-  deleteUris(collection: string, urls: readonly string[]): Promise<string[]>;
-  /** Forgets a whole site of the collection; returns the content references to delete. */
-  deleteSite(collection: string, site: string): Promise<string[]>;
+  /**
+   * Forgets URIs (records and queue entries); returns the content references
+   * to delete. A forgotten document that had content is queued for deletion
+   * at each destination of `feedTo`, in the same transaction.
+   */
+  deleteUris(collection: string, urls: readonly string[], feedTo?: readonly string[]): Promise<string[]>;
+  /** Forgets a whole site of the collection, like deleteUris; returns the content references to delete. */
+  deleteSite(collection: string, site: string, feedTo?: readonly string[]): Promise<string[]>;
   /** True when the URL was queued (or crawled) in `epoch`. */
   seen(collection: string, epoch: number, url: string): Promise<boolean>;
   /** Sites that have queued URIs, with their counts. */
@@ -211,6 +244,22 @@ export interface CrawlStore {
   listRecords(collection: string): Promise<UriRecord[]>;
   /** Number of records, optionally of one site and/or one status. */
   countRecords(collection: string, filter?: { site?: string; status?: RecordStatus }): Promise<number>;
+
+  // ------------------------------------------------------- feed outbox
+  /**
+   * Queues content submissions. A URL has at most one pending operation per
+   * destination: a newer one replaces it (an `update` of a pending `add`
+   * stays an `add`) and keeps its place in the order.
+   */
+  queueFeed(collection: string, ops: readonly FeedOp[]): Promise<void>;
+  /** Queues an `update` to each destination for every stored document that matches. Returns how many documents. */
+  queueFeedFromRecords(collection: string, destinations: readonly string[], which: FeedSelection): Promise<number>;
+  /** The oldest pending operations of a destination with id above `afterId`. */
+  pendingFeed(collection: string, destination: string, afterId: number, limit: number): Promise<PendingFeedOp[]>;
+  /** Removes sent operations; one replaced since it was read (another `ver`) stays. */
+  ackFeed(collection: string, sent: ReadonlyArray<Pick<PendingFeedOp, 'id' | 'ver'>>): Promise<void>;
+  /** Pending operations per destination. */
+  feedBacklog(collection: string): Promise<Record<string, number>>;
 
   // ------------------------------------------------------ sitemaps, feeds
   /** Records sitemap metadata (lastmod, changefreq, priority); a later entry for a URL replaces the earlier one. */

@@ -176,6 +176,46 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('keeps the feed outbox: one operation per URL and destination, in order, written with the fetch', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1')]);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      await s.complete('c', 1, { leaseId: l!.id, site: l!.site, record: rec(l!.url, { contentRef: 'r1' }), discovered: [], feed: [{ destination: 'A', url: l!.url, op: 'add' }, { destination: 'B', url: l!.url, op: 'add' }] });
+      await s.queueFeed('c', [{ destination: 'A', url: 'http://a.test/2', op: 'delete' }, { destination: 'A', url: 'http://a.test/1', op: 'update' }]);
+      const a = await s.pendingFeed('c', 'A', 0, 10);
+      // The update of a pending add stays an add, and keeps its place.
+      assert.deepEqual(a.map((p) => [p.url, p.op]), [['http://a.test/1', 'add'], ['http://a.test/2', 'delete']]);
+      assert.deepEqual(await s.feedBacklog('c'), { A: 2, B: 1 });
+      assert.deepEqual((await s.pendingFeed('c', 'A', a[0]!.id, 10)).map((p) => p.url), ['http://a.test/2']);
+      // Replaced after it was read: the ack of the old version leaves the new one.
+      await s.queueFeed('c', [{ destination: 'A', url: 'http://a.test/2', op: 'add' }]);
+      await s.ackFeed('c', a);
+      assert.deepEqual((await s.pendingFeed('c', 'A', 0, 10)).map((p) => [p.url, p.op]), [['http://a.test/2', 'add']]);
+      assert.deepEqual(await s.pendingFeed('other', 'A', 0, 10), []);
+      await s.close();
+    });
+
+    it('queues stored documents again by site, prefix or URL, and deletions of forgotten documents', async () => {
+      const s = await target.open();
+      for (const [url, extra] of [['http://a.test/x/1', {}], ['http://a.test/x/2', { status: 'unchanged' }], ['http://a.test/y/1', {}], ['http://b.test/1', {}], ['http://a.test/x/3', { status: 'error' }]] as const) {
+        await s.putRecord('c', rec(url, { contentRef: `ref ${url}`, ...extra }));
+      }
+      await s.putRecord('c', rec('http://a.test/x/4', { contentRef: undefined }));
+      assert.equal(await s.queueFeedFromRecords('c', ['A', 'B'], { site: 'http://a.test:80', prefix: 'http://a.test/x/' }), 2);
+      assert.deepEqual((await s.pendingFeed('c', 'B', 0, 10)).map((p) => [p.url, p.op]), [['http://a.test/x/1', 'update'], ['http://a.test/x/2', 'update']]);
+      assert.equal(await s.queueFeedFromRecords('c', ['A'], { urls: ['http://b.test/1', 'http://nowhere.test/'] }), 1);
+      assert.equal(await s.queueFeedFromRecords('c', ['Z'], {}), 4);
+      await s.ackFeed('c', await s.pendingFeed('c', 'A', 0, 10));
+      assert.deepEqual(await s.deleteUris('c', ['http://b.test/1', 'http://a.test/x/4'], ['A']), ['ref http://b.test/1']);
+      assert.deepEqual((await s.deleteSite('c', 'http://a.test:80', ['A'])).length, 4);
+      assert.deepEqual((await s.pendingFeed('c', 'A', 0, 10)).map((p) => [p.url, p.op]), [
+        ['http://b.test/1', 'delete'], ['http://a.test/x/1', 'delete'], ['http://a.test/x/2', 'delete'], ['http://a.test/x/3', 'delete'], ['http://a.test/y/1', 'delete'],
+      ]);
+      await s.deleteCollection('c');
+      assert.deepEqual(await s.feedBacklog('c'), {});
+      await s.close();
+    });
+
     it('caches robots.txt per site and lists statistics', async () => {
       const s = await target.open();
       assert.equal(await s.getRobots('c', 'http://a.test:80'), undefined);

@@ -9,6 +9,8 @@
  *   records (collection, url PK)     the crawl store
  *        index (collection, checksum)                    ◄── duplicate detection
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
+ *   feed_outbox (id PK; collection+destination+url unique)
+ *                                    content submissions waiting to be sent
  *
  * Durability: WAL with synchronous=NORMAL. A committed transaction survives
  * the process being killed (kill -9); only a power loss can take the last
@@ -24,8 +26,14 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { TrawlError } from '../../core/errors.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type {
-  CollectionRow, Completion, CrawlStore, FrontierCounts, LeasedUri, QueuedUri, RecordStatus, RobotsRow, SitemapMeta, SiteWork, UriRecord,
+  CollectionRow, Completion, CrawlStore, FeedOp, FeedSelection, FrontierCounts, LeasedUri, PendingFeedOp, QueuedUri, RecordStatus, RobotsRow,
+  SitemapMeta, SiteWork, UriRecord,
 } from '../crawl-store.ts';
+
+/** A pending `add` stays an `add` when an `update` replaces it (the destination has still not had the document). */
+const FEED_UPSERT = `ON CONFLICT (collection, destination, url) DO UPDATE SET
+  op = CASE WHEN feed_outbox.op = 'add' AND excluded.op = 'update' THEN 'add' ELSE excluded.op END, ver = feed_outbox.ver + 1`;
+const FEEDABLE = "status IN ('stored', 'unchanged') AND content_ref IS NOT NULL";
 
 const SCHEMA_VERSION = 1;
 
@@ -100,6 +108,16 @@ CREATE TABLE IF NOT EXISTS feed_links (
   first_seen_ms INTEGER NOT NULL,
   PRIMARY KEY (collection, feed, url)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS feed_outbox (
+  id INTEGER PRIMARY KEY,
+  collection TEXT NOT NULL,
+  destination TEXT NOT NULL,
+  url TEXT NOT NULL,
+  op TEXT NOT NULL,
+  ver INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (collection, destination, url)
+);
+CREATE INDEX IF NOT EXISTS feed_outbox_order ON feed_outbox (collection, destination, id);
 CREATE TABLE IF NOT EXISTS sites (
   collection TEXT NOT NULL,
   site TEXT NOT NULL,
@@ -179,7 +197,7 @@ export class SqliteCrawlStore implements CrawlStore {
                   ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch, retries = 0
                   WHERE frontier.state <> 1`),
       refsOfUrl: p('SELECT content_ref FROM records WHERE collection = ? AND url = ? AND content_ref IS NOT NULL'),
-      refsOfSite: p('SELECT content_ref FROM records WHERE collection = ? AND site = ? AND content_ref IS NOT NULL'),
+      refsOfSite: p('SELECT url, content_ref FROM records WHERE collection = ? AND site = ? AND content_ref IS NOT NULL'),
       delRecord: p('DELETE FROM records WHERE collection = ? AND url = ?'),
       delFrontier: p('DELETE FROM frontier WHERE collection = ? AND url = ? AND state <> 1'),
       delSiteRecords: p('DELETE FROM records WHERE collection = ? AND site = ?'),
@@ -223,6 +241,16 @@ export class SqliteCrawlStore implements CrawlStore {
       putStats: p(`INSERT INTO sites (collection, site, stats) VALUES (?, ?, ?)
                    ON CONFLICT (collection, site) DO UPDATE SET stats = excluded.stats`),
       listStats: p('SELECT site, stats FROM sites WHERE collection = ? AND stats IS NOT NULL ORDER BY site'),
+      queueFeed: p(`INSERT INTO feed_outbox (collection, destination, url, op) VALUES (?, ?, ?, ?) ${FEED_UPSERT}`),
+      feedAll: p(`INSERT INTO feed_outbox (collection, destination, url, op)
+                  SELECT collection, ?, url, 'update' FROM records WHERE collection = ? AND ${FEEDABLE} ${FEED_UPSERT}`),
+      feedSite: p(`INSERT INTO feed_outbox (collection, destination, url, op)
+                   SELECT collection, ?, url, 'update' FROM records WHERE collection = ? AND site = ? AND substr(url, 1, length(?)) = ? AND ${FEEDABLE} ${FEED_UPSERT}`),
+      feedUrl: p(`INSERT INTO feed_outbox (collection, destination, url, op)
+                  SELECT collection, ?, url, 'update' FROM records WHERE collection = ? AND url = ? AND ${FEEDABLE} ${FEED_UPSERT}`),
+      pendingFeed: p('SELECT id, destination, url, op, ver FROM feed_outbox WHERE collection = ? AND destination = ? AND id > ? ORDER BY id LIMIT ?'),
+      ackFeed: p('DELETE FROM feed_outbox WHERE id = ? AND collection = ? AND ver = ?'),
+      feedBacklog: p('SELECT destination, count(*) AS n FROM feed_outbox WHERE collection = ? GROUP BY destination'),
     };
     const seq = this.db.prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier').get() as Row;
     this.nextSeq = Number(seq.hi) + 1;
@@ -272,7 +300,7 @@ export class SqliteCrawlStore implements CrawlStore {
 
   async deleteCollection(name: string): Promise<void> {
     this.tx(() => {
-      for (const t of ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links']) this.db.prepare(`DELETE FROM ${t} WHERE collection = ?`).run(name);
+      for (const t of ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox']) this.db.prepare(`DELETE FROM ${t} WHERE collection = ?`).run(name);
       this.db.prepare('DELETE FROM collections WHERE name = ?').run(name);
     });
   }
@@ -307,11 +335,14 @@ export class SqliteCrawlStore implements CrawlStore {
     return Number(this.q.releaseQuarantine!.run(collection, site).changes);
   }
 
-  async deleteUris(collection: string, urls: readonly string[]): Promise<string[]> {
+  async deleteUris(collection: string, urls: readonly string[], feedTo: readonly string[] = []): Promise<string[]> {
     return this.tx(() => {
       const refs: string[] = [];
       for (const u of urls) {
-        for (const r of this.q.refsOfUrl!.all(collection, u) as Row[]) refs.push(String(r.content_ref));
+        for (const r of this.q.refsOfUrl!.all(collection, u) as Row[]) {
+          refs.push(String(r.content_ref));
+          for (const d of feedTo) this.q.queueFeed!.run(collection, d, u, 'delete');
+        }
         this.q.delRecord!.run(collection, u);
         this.q.delFrontier!.run(collection, u);
       }
@@ -319,9 +350,11 @@ export class SqliteCrawlStore implements CrawlStore {
     });
   }
 
-  async deleteSite(collection: string, site: string): Promise<string[]> {
+  async deleteSite(collection: string, site: string, feedTo: readonly string[] = []): Promise<string[]> {
     return this.tx(() => {
-      const refs = (this.q.refsOfSite!.all(collection, site) as Row[]).map((r) => String(r.content_ref));
+      const rows = this.q.refsOfSite!.all(collection, site) as Row[];
+      const refs = rows.map((r) => String(r.content_ref));
+      for (const r of rows) for (const d of feedTo) this.q.queueFeed!.run(collection, d, String(r.url), 'delete');
       this.q.delSiteRecords!.run(collection, site);
       this.q.delSiteFrontier!.run(collection, site);
       return refs;
@@ -396,6 +429,7 @@ export class SqliteCrawlStore implements CrawlStore {
     if (c.record) this.writeRecord(collection, c.record);
     const added = c.discovered.filter((u) => this.enqueueOne(collection, epoch, u, false));
     if (c.siteStats !== undefined) this.q.putStats!.run(collection, c.site, c.siteStats);
+    for (const f of c.feed ?? []) this.q.queueFeed!.run(collection, f.destination, f.url, f.op);
     return added;
   }
 
@@ -457,6 +491,44 @@ export class SqliteCrawlStore implements CrawlStore {
       args.push(filter.status);
     }
     return Number((this.db.prepare(`SELECT count(*) AS n FROM records WHERE ${where.join(' AND ')}`).get(...args) as Row).n);
+  }
+
+  async queueFeed(collection: string, ops: readonly FeedOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    this.tx(() => {
+      for (const f of ops) this.q.queueFeed!.run(collection, f.destination, f.url, f.op);
+    });
+  }
+
+  async queueFeedFromRecords(collection: string, destinations: readonly string[], which: FeedSelection): Promise<number> {
+    return this.tx(() => {
+      let documents = 0;
+      destinations.forEach((d, i) => {
+        let n = 0;
+        if (which.urls) for (const u of which.urls) n += Number(this.q.feedUrl!.run(d, collection, u).changes);
+        else if (which.site !== undefined) n = Number(this.q.feedSite!.run(d, collection, which.site, which.prefix ?? '', which.prefix ?? '').changes);
+        else n = Number(this.q.feedAll!.run(d, collection).changes);
+        if (i === 0) documents = n;
+      });
+      return documents;
+    });
+  }
+
+  async pendingFeed(collection: string, destination: string, afterId: number, limit: number): Promise<PendingFeedOp[]> {
+    return (this.q.pendingFeed!.all(collection, destination, afterId, limit) as Row[]).map((r) => ({
+      id: Number(r.id), ver: Number(r.ver), destination: String(r.destination), url: String(r.url), op: String(r.op) as FeedOp['op'],
+    }));
+  }
+
+  async ackFeed(collection: string, sent: ReadonlyArray<Pick<PendingFeedOp, 'id' | 'ver'>>): Promise<void> {
+    if (sent.length === 0) return;
+    this.tx(() => {
+      for (const s of sent) this.q.ackFeed!.run(s.id, collection, s.ver);
+    });
+  }
+
+  async feedBacklog(collection: string): Promise<Record<string, number>> {
+    return Object.fromEntries((this.q.feedBacklog!.all(collection) as Row[]).map((r) => [String(r.destination), Number(r.n)]));
   }
 
   async putSitemapMeta(collection: string, entries: readonly SitemapMeta[]): Promise<void> {
