@@ -127,18 +127,33 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
     return ok(sub ? `${n} URIs of sub-collection ${sub} queued again` : 'a new refresh cycle starts now');
   } },
   CollectionRefetchURI: { params: [C, ['URI', 'string'], ['Refeed', 'int'], ['Site', 'int'], ['Immediately', 'int']], run: async (s, [c, uri, refeed, site, now]) => {
-    flag(refeed!, 'Refeed');
     try {
       new URL(uri as string);
     } catch {
       throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `URI must be absolute, not ${JSON.stringify(uri)}`);
     }
-    const n = await s.refetchUri(c as string, uri as string, flag(site!, 'Site'), flag(now!, 'Immediately'));
+    const n = await s.refetchUri(c as string, uri as string, flag(refeed!, 'Refeed'), flag(site!, 'Site'), flag(now!, 'Immediately'));
     return ok(`${n} URIs queued again`);
   } },
-  CollectionReprocessSite: { params: [C, ['Destination', 'string'], ['Site', 'string']], run: (s, [c]) => noSinks(s, c as string) },
-  CollectionReprocessSitePrefix: { params: [C, ['Site', 'string'], ['Prefix', 'string'], ['Destination', 'string']], run: (s, [c]) => noSinks(s, c as string) },
-  CollectionReprocessURI: { params: [C, ['Destination', 'string'], ['URIs', 'array']], run: (s, [c]) => noSinks(s, c as string) },
+  CollectionReprocessSite: { params: [C, ['Destination', 'string'], ['Site', 'string']], run: async (s, [c, d, site]) => {
+    const n = await s.reprocess(c as string, d as string, { hostport: site as string });
+    return ok(`${n} documents of ${site} queued for ${(d as string) || 'every destination'}`);
+  } },
+  CollectionReprocessSitePrefix: { params: [C, ['Site', 'string'], ['Prefix', 'string'], ['Destination', 'string']], run: async (s, [c, site, prefix, d]) => {
+    const n = await s.reprocess(c as string, d as string, { hostport: site as string, prefix: prefix as string });
+    return ok(`${n} documents of ${site} under ${JSON.stringify(prefix)} queued for ${(d as string) || 'every destination'}`);
+  } },
+  CollectionReprocessURI: { params: [C, ['Destination', 'string'], ['URIs', 'array']], run: async (s, [c, d, list]) => {
+    // 2.2.9.17: processing SHOULD go on past URIs that are not valid; they are named in the result.
+    const urls: string[] = [];
+    const invalid: string[] = [];
+    for (const v of list as XmlRpcValue[]) {
+      if (typeof v === 'string' && URL.canParse(v) && /^https?:$/.test(new URL(v).protocol)) urls.push(v);
+      else invalid.push(typeof v === 'string' ? JSON.stringify(v) : `a ${typeOf(v)}`);
+    }
+    const n = await s.reprocess(c as string, d as string, { urls });
+    return ok(`${n} of ${urls.length} URIs queued for ${(d as string) || 'every destination'}${invalid.length > 0 ? `; not absolute URIs, skipped: ${invalid.slice(0, 10).join(', ')}${invalid.length > 10 ? ', …' : ''}` : ''}`);
+  } },
   CollectionResume: { params: [C], run: async (s, [c]) => {
     await s.resume(c as string);
     return ok(`collection ${c} resumed`);
@@ -148,12 +163,12 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
     return ok(`collection ${c} suspended`);
   } },
   CollectionResumeFeeding: { params: [C, ['Destination', 'string']], run: async (s, [c, d]) => {
-    await s.setFeedingPaused(c as string, d as string, false);
-    return ok(`feeding to ${(d as string) || 'default'} resumed`);
+    const changed = await s.setFeedingPaused(c as string, d as string, false);
+    return ok(`feeding to ${changed.join(', ')} resumed`);
   } },
   CollectionSuspendFeeding: { params: [C, ['Destination', 'string']], run: async (s, [c, d]) => {
-    await s.setFeedingPaused(c as string, d as string, true);
-    return ok(`feeding to ${(d as string) || 'default'} suspended`);
+    const changed = await s.setFeedingPaused(c as string, d as string, true);
+    return ok(`feeding to ${changed.join(', ')} suspended; documents wait in the feed outbox until it resumes`);
   } },
 
   // ------------------------------------------------------------ 2.2.10
@@ -177,11 +192,6 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   // ------------------------------------------------------------ introspection
   'system.version': { params: [], run: () => `trawl ${VERSION}` },
 };
-
-function noSinks(s: CrawlerService, collection: string): XmlRpcValue[] {
-  if (!s.has(collection)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(collection)}`);
-  return [0, 'no document was re-sent: this trawl has no content sinks to send documents to yet'];
-}
 
 export const METHOD_NAMES: readonly string[] = [...Object.keys(METHODS), ...Object.keys(VALIDATOR1_METHODS)];
 

@@ -18,6 +18,9 @@ import { emptyCollection, emptySection, type CollectionConfig, type SectionNode 
 import { checkRules } from '../config/rules.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/crawler.ts';
+import { collectionFeeder } from '../sinks/collection-feeder.ts';
+import type { Feeder } from '../sinks/feeder.ts';
+import { destinationsOf, pausedByConfig } from '../sinks/feeding.ts';
 import { openContentStore } from '../store/open-content-store.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 import type { Io } from './io.ts';
@@ -62,7 +65,12 @@ function progressLine(name: string, p: Progress): string {
   return `${name}: ${p.requests} pages, ${rate}/s, ${p.queued} queued, ${p.inFlight} in flight, ${p.errors} errors, ${p.activeSites} active sites, ${formatDuration(p.elapsedMs)}`;
 }
 
-function summaryText(s: CycleSummary): string {
+/** How long the end of a one-shot crawl waits for its sinks to take what the cycle fed. */
+const FEED_DRAIN_MS = 120_000;
+
+type FeedingSummary = Feeder['counters'] & { waiting: number; lastError?: string };
+
+function summaryText(s: CycleSummary & { feeding?: FeedingSummary }): string {
   const lines = [
     `collection ${s.collection}: cycle ${s.epoch}${s.resumed ? ' (resumed)' : ''} ${s.complete ? 'complete' : `stopped (${s.stoppedBy}); run the same command again to resume`}`,
     `  requests ${s.requests} (+${s.robotsRequests} robots.txt), stored ${s.stored}, unchanged ${s.unchanged}, duplicates ${s.duplicates}, errors ${s.errors}, deleted ${s.deleted}, retries ${s.retries}`,
@@ -72,6 +80,11 @@ function summaryText(s: CycleSummary): string {
     const e = Object.entries(h).sort((a, b) => b[1] - a[1]);
     if (e.length) lines.push(`  ${label}: ${e.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   };
+  const f = s.feeding;
+  if (f) {
+    lines.push(`  fed ${f.PPFed} documents (${f.PPAdded} new, ${f.PPModified} updated), ${f.PPDeleted} deletions, ${f.PPFailed} refused` +
+      `${f.waiting > 0 ? `; ${f.waiting} waiting for the next run${f.lastError ? ` (${f.lastError})` : ' (a paused destination)'}` : ''}`);
+  }
   hist('HTTP status', s.httpStatus);
   hist('URIs skipped', s.uriSkips);
   hist('documents skipped', s.docSkips);
@@ -118,7 +131,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       for (const { config } of collections) {
         if (!(await store.getCollection(config.name))) await store.putCollection(config.name, writeConfigXml(config), Date.now());
       }
-      const summaries: CycleSummary[] = [];
+      const summaries: Array<CycleSummary & { feeding?: FeedingSummary }> = [];
       let current: CollectionCrawl | undefined;
       let interrupts = 0;
       const onSignal = (): void => {
@@ -145,8 +158,14 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           }
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
           const content = openContentStore(join(opts.data, 'content', config.name), { ...s.storage, defragThresholdPct: s.storage.defragThresholdPct });
+          const destinations = destinationsOf(s, config.name);
+          const feeder = collectionFeeder({
+            name: config.name, settings: s, destinations, store, content, dataDir: opts.data,
+            paused: (d) => pausedByConfig(s, d), warn: (fields, message) => log.warn(fields, message),
+          });
           const crawl = new CollectionCrawl(config, {
             store, content, maxConcurrency, baseDir,
+            ...(feeder ? { feedTo: [...destinations.keys()], onFeed: () => feeder.poke() } : {}),
             ...(maxPages !== undefined ? { maxPages } : {}),
             ...(opts.node !== undefined ? { node: opts.node } : {}),
             egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
@@ -161,10 +180,18 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           }, tty ? 500 : 10_000);
           timer.unref();
           try {
-            summaries.push(await crawl.runCycle());
+            const summary = await crawl.runCycle();
+            let feeding: FeedingSummary | undefined;
+            if (feeder) {
+              // What the cycle queued for the sinks is sent before the command ends; what a failing sink kept is sent next run.
+              const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(FEED_DRAIN_MS);
+              feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
+            }
+            summaries.push({ ...summary, ...(feeding ? { feeding } : {}) });
           } finally {
             clearInterval(timer);
             if (tty) process.stderr.write('\r\x1b[K');
+            await feeder?.stop();
             await content.close();
           }
         }

@@ -33,7 +33,7 @@ import { compileRules, includeExcludeRule, type ScopeRule } from '../scope/scope
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
-import { focusHopsOf, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
+import { focusHopsOf, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type FeedOp, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { SiteStats } from '../stats/site-stats.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
@@ -74,6 +74,15 @@ export interface CrawlerOptions {
   readonly heldSites?: () => ReadonlyMap<string, number>;
   /** Quarantined sites (until when, ms): URIs found for them go to their separate quarantine queue. */
   readonly quarantinedSites?: () => ReadonlyMap<string, number>;
+  /**
+   * The content destinations documents are fed to (src/sinks/feeding.ts):
+   * each stored, changed or deleted document queues an operation for each,
+   * in the feed outbox, with its fetch's transaction. Absent or empty: no
+   * feeding (the collection has no sinks).
+   */
+  readonly feedTo?: readonly string[];
+  /** Operations were queued in the feed outbox (wakes the feeder). */
+  readonly onFeed?: () => void;
 }
 
 /**
@@ -139,6 +148,11 @@ interface Counters {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Whether the destinations have (had) the document: it was stored with content. */
+function wasFed(r: UriRecord | undefined): boolean {
+  return r !== undefined && r.contentRef !== undefined && (r.status === 'stored' || r.status === 'unchanged');
+}
 
 function bump(h: Record<string, number>, k: string, n = 1): void {
   h[k] = (h[k] ?? 0) + n;
@@ -429,15 +443,19 @@ export class CollectionCrawl {
     return this.requeue(batch, front);
   }
 
-  /** Queues these URLs again, even if already fetched in this cycle (CollectionRefetchURI). */
-  async requeueUrls(urls: readonly string[], front: boolean): Promise<number> {
+  /**
+   * Queues these URLs again, even if already fetched in this cycle
+   * (CollectionRefetchURI); with `refeed`, the document is fed again after
+   * the fetch even when it did not change (its Refeed parameter).
+   */
+  async requeueUrls(urls: readonly string[], front: boolean, refeed = false): Promise<number> {
     await this.prepare();
     const batch: QueuedUri[] = [];
     for (const raw of urls) {
       const url = this.normalize(raw);
       if (!url) continue;
       const u = new URL(url);
-      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: this.rt.subOf(u) });
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: this.rt.subOf(u), flags: refeed ? URI_FLAGS.REFEED : 0 });
     }
     return this.requeue(batch, front);
   }
@@ -763,7 +781,7 @@ export class CollectionCrawl {
     if (o.status === 304) {
       this.c.unchanged++;
       st.add('Unchanged');
-      await this.commit(site, uri, { ...this.baseRecord(uri, previous), status: 'unchanged', httpStatus: 304 }, [], st);
+      await this.commit(site, uri, { ...this.baseRecord(uri, previous), status: 'unchanged', httpStatus: 304 }, [], st, this.refeedOps(uri, previous));
       return;
     }
     if (o.status >= 200 && o.status < 300) return this.success(site, uri, previous, o, settings, st);
@@ -793,7 +811,7 @@ export class CollectionCrawl {
     if (deleteNow && previous?.contentRef) {
       this.c.deleted++;
       st.add('Deleted');
-      await this.commit(site, uri, { ...base, status: 'deleted', contentRef: undefined, checksum: undefined }, [], st);
+      await this.commit(site, uri, { ...base, status: 'deleted', contentRef: undefined, checksum: undefined }, [], st, this.feedOps(uri.url, 'delete'));
       await this.opts.content.delete(previous.contentRef);
       return;
     }
@@ -935,7 +953,7 @@ export class CollectionCrawl {
       if (target) {
         this.c.duplicates++;
         this.docSkip(st, 'cs', uri.url, `rel=canonical names ${canonical}`);
-        await this.commit(site, uri, { ...base, status: 'duplicate', duplicateOf: canonical, skipCode: 'cs', contentRef: undefined, checksum: undefined }, [{ ...target, redirects: 0 }, ...links], st);
+        await this.commit(site, uri, { ...base, status: 'duplicate', duplicateOf: canonical, skipCode: 'cs', contentRef: undefined, checksum: undefined }, [{ ...target, redirects: 0 }, ...links], st, this.unfeedOps(uri.url, previous));
         if (previous?.contentRef) await this.opts.content.delete(previous.contentRef);
         return;
       }
@@ -966,7 +984,7 @@ export class CollectionCrawl {
     if (previous?.checksum === checksum && previous.contentRef && previous.status !== 'deleted') {
       this.c.unchanged++;
       st.add('Unchanged');
-      await this.commit(site, uri, { ...base, status: 'unchanged', checksum, contentRef: previous.contentRef }, links, st);
+      await this.commit(site, uri, { ...base, status: 'unchanged', checksum, contentRef: previous.contentRef }, links, st, this.refeedOps(uri, previous));
       return;
     }
     if (settings.diffcheck) {
@@ -978,7 +996,7 @@ export class CollectionCrawl {
         const keepLinks = settings.extractLinksFromDupes ? links : [];
         let contentRef: string | undefined;
         if (settings.storage.storeDupes) contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime });
-        await this.commit(site, uri, { ...base, status: 'duplicate', checksum, duplicateOf: original, skipCode: 'cs', contentRef }, keepLinks, st);
+        await this.commit(site, uri, { ...base, status: 'duplicate', checksum, duplicateOf: original, skipCode: 'cs', contentRef }, keepLinks, st, this.unfeedOps(uri.url, previous));
         return;
       }
     }
@@ -988,7 +1006,7 @@ export class CollectionCrawl {
     st.add('Stored');
     if (previous?.checksum && previous.checksum !== checksum) st.add('Modified');
     try {
-      await this.commit(site, uri, { ...base, status: 'stored', checksum, contentRef }, links, st);
+      await this.commit(site, uri, { ...base, status: 'stored', checksum, contentRef }, links, st, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
     } finally {
       // Committed (or failed): from now on the crawl store answers for this checksum.
       this.claimed.delete(checksum);
@@ -1080,7 +1098,7 @@ export class CollectionCrawl {
     const contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: base.mime ?? 'application/rss+xml' });
     this.c.stored++;
     st.add('Stored');
-    await this.commit(site, uri, { ...base, status: 'stored', checksum: createHash('sha1').update(o.body).digest('hex'), contentRef }, links, st);
+    await this.commit(site, uri, { ...base, status: 'stored', checksum: createHash('sha1').update(o.body).digest('hex'), contentRef }, links, st, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
     if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
   }
 
@@ -1091,14 +1109,30 @@ export class CollectionCrawl {
       if (!rec || rec.status === 'deleted') continue;
       await this.store.putRecord(this.rt.name, { ...rec, status: 'deleted', contentRef: undefined, checksum: undefined, lastCrawledMs: this.now() });
       if (rec.contentRef) await this.opts.content.delete(rec.contentRef);
+      await this.store.queueFeed(this.rt.name, this.unfeedOps(url, rec));
       this.c.deleted++;
       st.add('Deleted');
       this.emit({ type: 'skip', url, message: `deleted: ${why}` });
     }
   }
 
+  /** One feed operation per content destination (none when the collection does not feed). */
+  private feedOps(url: string, op: FeedOp['op']): FeedOp[] {
+    return (this.opts.feedTo ?? []).map((destination) => ({ destination, url, op }));
+  }
+
+  /** CollectionRefetchURI Refeed: an unchanged document is fed again all the same. */
+  private refeedOps(uri: LeasedUri, previous: UriRecord | undefined): FeedOp[] {
+    return (uri.flags ?? 0) & URI_FLAGS.REFEED && previous?.contentRef ? this.feedOps(uri.url, 'update') : [];
+  }
+
+  /** A document that was fed and is no longer (now a duplicate, deleted): the destinations drop it. */
+  private unfeedOps(url: string, previous: UriRecord | undefined): FeedOp[] {
+    return wasFed(previous) ? this.feedOps(url, 'delete') : [];
+  }
+
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
-  private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discoveredIn: QueuedUri[], st: SiteStats): Promise<void> {
+  private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discoveredIn: QueuedUri[], st: SiteStats, feed: FeedOp[] = []): Promise<void> {
     st.add('DBUpdates');
     // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
     let discovered = this.opts.refreshOnly?.() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
@@ -1137,7 +1171,9 @@ export class CollectionCrawl {
       ...(record ? { record } : {}),
       discovered,
       siteStats: JSON.stringify(st),
+      ...(feed.length > 0 ? { feed } : {}),
     });
+    if (feed.length > 0) this.opts.onFeed?.();
     const dup = discovered.length - added.length;
     if (dup > 0) {
       bump(this.c.uriSkips, 'ic', dup);

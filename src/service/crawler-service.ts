@@ -31,6 +31,10 @@ import type { EgressPolicy } from '../fetch/egress.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
 import { openContentStore } from '../store/open-content-store.ts';
+import { collectionFeeder } from '../sinks/collection-feeder.ts';
+import type { Feeder } from '../sinks/feeder.ts';
+import { destinationsOf, pausedByConfig, resolveContentdest } from '../sinks/feeding.ts';
+import { checkSinks } from '../sinks/sink.ts';
 import { SiteStats } from '../stats/site-stats.ts';
 import { dnsErrorOutcome, GlobalStatistics, Statistics, sumSiteCounters, type StatusCode } from '../stats/statistics.ts';
 
@@ -72,6 +76,10 @@ class Runner {
   crawl: CollectionCrawl | undefined;
   content: ContentStore;
   stats: Statistics<'collectionschema'>;
+  /** Content destination → content collection (MS-FSCCFG feeding). */
+  destinations = new Map<string, string>();
+  /** Drains the feed outbox into the sinks; undefined when the collection has no sinks. */
+  feeder: Feeder | undefined;
   private wakeFn: (() => void) | undefined;
   private stopped = false;
   loop: Promise<void> | undefined;
@@ -106,6 +114,7 @@ class Runner {
     this.crawl?.stop();
     this.wake();
     await this.loop?.catch(() => undefined);
+    await this.feeder?.stop();
   }
 }
 
@@ -178,6 +187,15 @@ export class CrawlerService {
     const runner = new Runner(config, content, stats);
     this.runners.set(config.name, runner);
     this.cachedExtra.set(config.name, extra);
+    runner.destinations = destinationsOf(s, config.name);
+    try {
+      runner.feeder = collectionFeeder({
+        name: config.name, settings: s, destinations: runner.destinations, store: this.o.store, content, dataDir: this.o.dataDir,
+        paused: (d) => this.isPaused(config.name, d), counters: stats.lastPP ?? {}, warn: (fields, message) => this.o.log.warn(fields, message),
+      });
+    } catch (err) {
+      this.o.log.error({ collection: config.name, err }, 'the collection\'s sinks cannot be opened; nothing is fed');
+    }
     this.heldSites.set(config.name, new Map(Object.entries(extra.held ?? {})));
     const quarantined = new Map(Object.entries(extra.quarantine ?? {}));
     this.quarantines.set(config.name, quarantined);
@@ -236,6 +254,7 @@ export class CrawlerService {
         heldSites: () => this.heldSites.get(name) ?? held,
         quarantinedSites: () => this.quarantines.get(name) ?? new Map(),
         sendLinks: async (target, links) => this.sendLinks(target, links),
+        ...(r.feeder ? { feedTo: [...r.destinations.keys()], onFeed: () => r.feeder?.poke() } : {}),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
         onEvent: (e) => this.o.log.debug({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
       });
@@ -264,7 +283,19 @@ export class CrawlerService {
 
   private absorb(r: Runner, cycleEnded: boolean): void {
     const counters = r.crawl ? [...r.crawl.siteCounters().values()].map((s) => s.data) : [];
-    if (counters.length > 0) r.stats.absorbCounters({ totals: sumSiteCounters(counters) }, { activeSites: r.crawl?.progress().activeSites ?? 0, status: this.statusCode(r.config.name), feeding: true, crawlLimit: this.cachedExtra.get(r.config.name)?.refreshOnly ? 'user' : 'none' });
+    const name = r.config.name;
+    const feeding = this.feedingNow(r);
+    const state = {
+      activeSites: r.crawl?.progress().activeSites ?? 0,
+      status: this.statusCode(name),
+      feeding: Object.values(feeding).some((on) => on),
+      // 2.2.4.10: empty when the only destination is the default one.
+      feedingDestinations: Object.keys(this.runnerSettings(r).feeding).length > 0 ? feeding : {},
+      crawlLimit: this.cachedExtra.get(name)?.refreshOnly ? 'user' as const : 'none' as const,
+    };
+    const pp = r.feeder ? { ...r.feeder.counters } : undefined;
+    if (counters.length > 0) r.stats.absorbCounters({ totals: sumSiteCounters(counters), ...(pp ? { pp } : {}) }, state);
+    else r.stats.absorbFeeding(pp, state);
     const nowS = this.now() / 1000;
     if (cycleEnded) r.stats.newCycle(nowS);
     else r.stats.mergeDelta(nowS);
@@ -278,7 +309,7 @@ export class CrawlerService {
   /** Merges what the running crawls counted since the last flush and saves it (every 30 s, and on stop). */
   async flushStatistics(): Promise<void> {
     for (const r of this.runners.values()) {
-      if (r.crawl) this.absorb(r, false);
+      this.absorb(r, false);
       await this.saveStats(r);
     }
     this.global.mergeDelta(this.now() / 1000);
@@ -322,6 +353,7 @@ export class CrawlerService {
       const problems: Diagnostic[] = [];
       checkRules(merged, problems);
       if (hasErrors(problems)) throw new TrawlError('TRAWL_ERR_CONFIG_RULE', problems.filter((d) => d.severity === 'error').map(describe).join('; '));
+      checkSinks(resolveSettings(merged, this.nodeOpt()).sinks);
       await this.o.store.putCollection(merged.name, writeConfigXml(merged), this.now());
       if (existing) {
         await existing.stop();
@@ -405,8 +437,7 @@ export class CrawlerService {
     if (r.crawl) return r.crawl.addUris(urls, urgent);
     // Not crawling right now: a scratch crawl object checks scope and queues; the runner then resumes the cycle.
     const row = await this.o.store.getCollection(name);
-    const probe = new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
-    const result = await probe.prepareAndAdd(urls, urgent);
+    const result = await this.probe(r).prepareAndAdd(urls, urgent);
     if (row && row.epoch > 0 && result.added > 0) await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
     r.wake();
     return result;
@@ -416,7 +447,7 @@ export class CrawlerService {
     const r = this.runner(name);
     if (sub !== undefined && sub !== '') {
       resolveSettings(r.config, { ...this.nodeOpt(), subcollection: sub }); // throws when there is no such sub-collection
-      const probe = new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
+      const probe = this.probe(r);
       const n = await probe.requeueKnown((u) => probe.subOf(u) === sub);
       await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
       r.wake();
@@ -428,21 +459,22 @@ export class CrawlerService {
     return 0;
   }
 
-  async refetchUri(name: string, uri: string, site: boolean, immediately: boolean): Promise<number> {
+  async refetchUri(name: string, uri: string, refeed: boolean, site: boolean, immediately: boolean): Promise<number> {
     const r = this.runner(name);
-    const probe = r.crawl ?? new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
+    const probe = r.crawl ?? this.probe(r);
     const target = siteOf(new URL(uri));
-    const n = site ? await probe.requeueKnown((u) => siteOf(u) === target, immediately) : await probe.requeueUrls([uri], immediately);
+    const n = site ? await probe.requeueKnown((u) => siteOf(u) === target, immediately) : await probe.requeueUrls([uri], immediately, refeed && r.feeder !== undefined);
     if (!r.crawl) await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
     r.wake();
     return n;
   }
 
-  /** Deletes URIs (and their documents) from the store. */
+  /** Deletes URIs (and their documents) from the store, and from the destinations through the feed outbox. */
   async deleteUris(name: string, urls: readonly string[]): Promise<number> {
     const r = this.runner(name);
-    const refs = await this.o.store.deleteUris(name, urls);
+    const refs = await this.o.store.deleteUris(name, urls, this.feedTo(r));
     for (const ref of refs) await r.content.delete(ref);
+    r.feeder?.poke();
     return refs.length;
   }
 
@@ -450,10 +482,43 @@ export class CrawlerService {
     const r = this.runner(name);
     let n = 0;
     for (const site of sitesOfHostport(hostport)) {
-      const refs = await this.o.store.deleteSite(name, site);
+      const refs = await this.o.store.deleteSite(name, site, this.feedTo(r));
       for (const ref of refs) await r.content.delete(ref);
       n += refs.length;
     }
+    r.feeder?.poke();
+    return n;
+  }
+
+  /** A crawl object for queueing while no cycle runs: it checks scope and writes the queue; the runner then resumes. */
+  private probe(r: Runner): CollectionCrawl {
+    return new CollectionCrawl(r.config, { store: this.o.store, content: r.content });
+  }
+
+  private feedTo(r: Runner): string[] {
+    return r.feeder ? [...r.destinations.keys()] : [];
+  }
+
+  /**
+   * CollectionReprocessSite / …SitePrefix / …URI: the stored documents
+   * selected are queued to the destinations `contentdest` names, and sent
+   * from the crawl store and the content store (no refetch). Returns how
+   * many documents were queued.
+   */
+  async reprocess(name: string, contentdest: string, which: { hostport?: string; prefix?: string; urls?: readonly string[] }): Promise<number> {
+    const r = this.runner(name);
+    const destinations = resolveContentdest(r.destinations, contentdest, name);
+    if (!r.feeder) {
+      throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(name)} has no sinks (trawl_sinks) to send documents to`);
+    }
+    let n = 0;
+    if (which.urls) n = await this.o.store.queueFeedFromRecords(name, destinations, { urls: which.urls });
+    else {
+      for (const site of sitesOfHostport(which.hostport!)) {
+        n += await this.o.store.queueFeedFromRecords(name, destinations, { site, ...(which.prefix !== undefined ? { prefix: which.prefix } : {}) });
+      }
+    }
+    r.feeder.poke();
     return n;
   }
 
@@ -516,29 +581,58 @@ export class CrawlerService {
     return (await this.extra(name)).refreshOnly ? 'Refreshing(limit=user)' : '';
   }
 
-  /** Feeding destinations: the collection's feeding sections, or "default". */
-  async setFeedingPaused(name: string, destination: string, paused: boolean): Promise<void> {
+  /**
+   * CollectionSuspendFeeding / CollectionResumeFeeding: the destinations the
+   * contentdest names stop (or start again) receiving documents; what is fed
+   * meanwhile waits in the feed outbox. Persisted. A fault when they all are
+   * already in that state (2.2.9.21: MUST NOT already be suspended).
+   */
+  async setFeedingPaused(name: string, contentdest: string, paused: boolean): Promise<string[]> {
     const r = this.runner(name);
-    const s = resolveSettings(r.config, this.nodeOpt());
-    const dest = destination === '' || destination.startsWith('default:') ? 'default' : destination;
-    if (dest !== 'default' && !(dest in s.feeding)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(name)} has no content destination ${JSON.stringify(destination)} (it has: ${['default', ...Object.keys(s.feeding)].join(', ')})`);
+    const destinations = resolveContentdest(r.destinations, contentdest, name);
+    const changing = destinations.filter((d) => this.isPaused(name, d) !== paused);
+    if (changing.length === 0) {
+      throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding of ${JSON.stringify(name)} to ${destinations.join(', ')} is already ${paused ? 'suspended' : 'running'}`);
+    }
     const state = { ...((await this.extra(name)).feedingPaused ?? {}) };
-    if ((state[dest] ?? false) === paused) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding to ${dest} of ${JSON.stringify(name)} is already ${paused ? 'suspended' : 'running'}`);
-    state[dest] = paused;
+    for (const d of changing) state[d] = paused;
     await this.patchExtra(name, { feedingPaused: state });
+    this.cachedExtra.set(name, { ...(this.cachedExtra.get(name) ?? {}), feedingPaused: state });
+    if (!paused) r.feeder?.poke();
+    return changing;
   }
 
-  async feedingState(name: string): Promise<Record<string, boolean>> {
+  private isPaused(name: string, destination: string): boolean {
+    const r = this.runners.get(name);
+    const set = this.cachedExtra.get(name)?.feedingPaused?.[destination];
+    if (set !== undefined) return set;
+    return r ? pausedByConfig(this.runnerSettings(r), destination) : false;
+  }
+
+  private runnerSettings(r: Runner): ReturnType<typeof resolveSettings> {
+    return resolveSettings(r.config, this.nodeOpt());
+  }
+
+  /** Content destination → feeding (true) or paused (false). */
+  private feedingNow(r: Runner): Record<string, boolean> {
+    return Object.fromEntries([...r.destinations.keys()].map((d) => [d, !this.isPaused(r.config.name, d)]));
+  }
+
+  /** Destinations, their content collections, state and waiting operations (trawl admin feeding). */
+  async feedingState(name: string): Promise<Array<{ destination: string; collection: string; feeding: boolean; waiting: number; sinks: string[]; lastError?: string }>> {
     const r = this.runner(name);
-    const s = resolveSettings(r.config, this.nodeOpt());
-    const paused = (await this.extra(name)).feedingPaused ?? {};
-    return Object.fromEntries(['default', ...Object.keys(s.feeding)].map((d) => [d, !(paused[d] ?? s.feeding[d]?.paused ?? false)]));
+    const backlog = await this.o.store.feedBacklog(name);
+    const sinks = Object.keys(this.runnerSettings(r).sinks);
+    return [...r.destinations].map(([destination, collection]) => ({
+      destination, collection, feeding: !this.isPaused(name, destination), waiting: backlog[destination] ?? 0, sinks,
+      ...(r.feeder?.lastError ? { lastError: r.feeder.lastError } : {}),
+    }));
   }
 
   /** The collection's statistics, merged up to now. */
   collectionStatistics(name: string): { stats: Statistics<'collectionschema'>; refreshMin: number; refreshMode: 'append' | 'prepend' | 'scratch' | 'soft' | 'adaptive' } {
     const r = this.runner(name);
-    if (r.crawl) this.absorb(r, false);
+    this.absorb(r, false);
     const s = resolveSettings(r.config, this.nodeOpt());
     return { stats: r.stats, refreshMin: s.refreshMin, refreshMode: s.refreshMode as 'scratch' };
   }

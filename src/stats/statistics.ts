@@ -124,7 +124,7 @@
 // The value types are the XML-RPC codec's (type-only import); the double marker lives in src/core.
 import { XmlRpcDouble } from '../core/xmlrpc-value.ts';
 import type { XmlRpcStruct, XmlRpcValue } from '../admin/xmlrpc.ts';
-import { CONTINUOUS_KEYS, HISTOGRAM_KEYS, SiteStats } from './site-stats.ts';
+import { CONTINUOUS_KEYS, emptyStats, HISTOGRAM_KEYS, SiteStats } from './site-stats.ts';
 import type { StatsData } from './site-stats.ts';
 
 // ─── XML-RPC values ──────────────────────────────────────────────────────────
@@ -678,6 +678,19 @@ export class Statistics<S extends SchemaName = SchemaName> {
     if (this.schema === 'globalschema') throw new TypeError('the global schema has no site counters');
     this.absorb(deltaFromCounters(this.schema as 'siteschema' | 'collectionschema', this.baseline, snapshot, state));
     this.baseline = structuredClone({ totals: snapshot.totals, ...(snapshot.pp !== undefined ? { pp: snapshot.pp } : {}) });
+  }
+
+  /**
+   * Content submissions and state while no crawl reports site counters (a
+   * reprocess between cycles): the site counters count as unchanged.
+   */
+  absorbFeeding(pp: CounterSnapshot['pp'], state?: CollectionState): void {
+    this.absorbCounters({ totals: this.baseline?.totals ?? emptyStats(), ...(pp !== undefined ? { pp } : {}) }, state);
+  }
+
+  /** The content-submission counters last absorbed (persisted): where a restarted feeder counts on from. */
+  get lastPP(): CounterSnapshot['pp'] {
+    return this.baseline?.pp;
   }
 
   /** 2.2.4.4: adds the delta to the current cycle and cOmPIEtE, and starts an empty delta. */

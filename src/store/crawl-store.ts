@@ -51,8 +51,10 @@ export interface QueuedUri {
  *   SENT      sent by another collection (send_links_to): scope-checked when leased
  *   QUARANTINED found for a quarantined site (MS-FSCADM CollectionQuarantineSite):
  *             a separate queue, never leased until releaseQuarantine
+ *   REFEED    feed the document again after the fetch even if it did not change
+ *             (MS-FSCADM CollectionRefetchURI Refeed)
  */
-export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16 } as const;
+export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16, REFEED: 32 } as const;
 export const sitemapDepthOf = (flags: number | undefined): number => ((flags ?? 0) >> 8) & 0xf;
 /** Bits 12–15: documents outside a focused crawl's languages passed through to reach this URI (focused depth). */
 export const focusHopsOf = (flags: number | undefined): number => ((flags ?? 0) >> 12) & 0xf;
@@ -198,7 +200,8 @@ export interface CrawlStore {
   enqueue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<QueuedUri[]>;
   /**
    * Queues URIs again even if they were already seen in `epoch` (an
-   * operator's refetch); a URI being fetched right now is left alone.
+   * operator's refetch); a URI being fetched right now is left alone. The
+   * URIs' flags are added to those the queued entry has.
    */
   requeue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<number>;
   /** Ends a site's quarantine: its quarantined URIs join its ordinary queue. Returns how many. */

@@ -4,7 +4,8 @@
 // the bearer token.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -45,6 +46,11 @@ function python(url: string, body: string): unknown {
   return JSON.parse(r.stdout);
 }
 
+/** Where the file sink keeps a document: <output_dir>/<content collection>/<sha1 of the URL>.json */
+function sinkFile(data: string, url: string): string {
+  return join(data, 'out', 'news_index', `${createHash('sha1').update(url).digest('hex')}.json`);
+}
+
 async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -80,6 +86,7 @@ describe('trawl serve over XML-RPC', () => {
       <attrib name="delay" type="real">0</attrib><attrib name="refresh" type="real">600</attrib>
       <section name="feeding"><section name="news"><attrib name="collection" type="string">news_index</attrib></section></section>
       <section name="passwd"><attrib name="http://127.0.4.1/" type="string">bob:hunter2</attrib></section>
+      <section name="trawl_sinks"><section name="out"><attrib name="type" type="string">file</attrib><attrib name="output_dir" type="string">${join(data, 'out')}</attrib></section></section>
       <SubDomain name="newsroom"><attrib name="refresh" type="real">60</attrib><section name="include_uris"><attrib name="prefix" type="list-string"><member>${site.host('127.0.4.1').url('/news/')}</member></attrib></section></SubDomain>
     </DomainSpecification></CrawlerConfig>`);
   });
@@ -128,6 +135,15 @@ print(json.dumps({'keys': sorted(r[1]['cur'].keys()), 'cur': {k: r[1]['cur'][k] 
   'types': {k: type(r[1]['cur'][k]).__name__ for k in ['Downloaded', 'Epoch', 'MimeType', 'Progress', 'Status']},
   'global': sorted(g[1].keys()), 'full': sorted(full.keys()), 'site': sorted(site.keys())}))`) as Record<string, Record<string, unknown> | string[]>;
     assert.deepEqual(st.cur, { Processed: 4, Downloaded: 4, Stored: 4, DocumentStore: 4, Status: 'Crawling' });
+    // Every stored page went to the file sink, for the destination's content collection.
+    const h = site.host('127.0.4.1');
+    await until(() => ['/', '/a.html', '/b.html', '/news/1.html'].every((p) => existsSync(sinkFile(data, h.url(p)))));
+    const doc = JSON.parse(readFileSync(sinkFile(data, h.url('/news/1.html')), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual([doc.url, doc.body_content, doc.collection, doc.crawl_collection, doc.url_path_dir1, doc.http_status], [h.url('/news/1.html'), 'n1', 'news_index', 'web', 'news', 200]);
+    await until(() => {
+      const pp = python(url, `print(json.dumps(s.CollectionGetStatistics2('web')[1]['complete'], default=str))`) as Record<string, unknown>;
+      return pp.PPFed === 4 && pp.PPAdded === 4;
+    });
     for (const k of ['DocSizeAvg', 'DocSizeMax', 'DLTimeAvg', 'DLTimeMax', 'DocRate', 'DataRateIn', 'DataRateOut', 'HTTPResponse', 'URISkip', 'DocSkip', 'FirstUpdate']) assert.ok((st.keys as string[]).includes(k), k);
     assert.deepEqual(st.types, { Downloaded: 'float', Epoch: 'int', MimeType: 'dict', Progress: 'list', Status: 'str' });
     assert.deepEqual(st.global, ['complete', 'delta']);
@@ -162,6 +178,46 @@ print(json.dumps({
     assert.match((r.nocoll as [number, string])[1], /no collection named "nope"/);
   });
 
+  it('feeds its sinks: reprocess re-sends stored documents, paused feeding waits, refeed and deletes reach the sink', async () => {
+    const h = site.host('127.0.4.1');
+    const news = sinkFile(data, h.url('/news/1.html'));
+    const a = sinkFile(data, h.url('/a.html'));
+    rmSync(news);
+    rmSync(a);
+    const r = python(url, `print(json.dumps({
+  'suspend': s.CollectionSuspendFeeding('web', ''),
+  'prefix': s.CollectionReprocessSitePrefix('web', '127.0.4.1:${h.port}', ${JSON.stringify(h.url('/news/'))}, 'news'),
+  'unknown': fault(s.CollectionReprocessSite, 'web', 'elsewhere', '127.0.4.1:${h.port}'),
+  'bycc': s.CollectionReprocessURI('web', 'default:news_index', [${JSON.stringify(h.url('/a.html'))}, 'not a url', 7]),
+  'nocc': fault(s.CollectionReprocessURI, 'web', 'default:other', []),
+  'badhp': fault(s.CollectionReprocessSite, 'web', '', 'nohostport'),
+  'fd': dict(s.CollectionGetStatistics('web')['web'][1]['cOmPIEtE']['multidimension'])['FeedingDestinations'][0], 'feeding': s.CollectionGetStatistics2('web')[1]['cur'].get('Feeding'),
+}))`) as Record<string, unknown>;
+    assert.deepEqual(r.suspend, [1, 'feeding to news suspended; documents wait in the feed outbox until it resumes']);
+    assert.deepEqual(r.prefix, [1, `1 documents of 127.0.4.1:${h.port} under ${JSON.stringify(h.url('/news/'))} queued for news`]);
+    assert.match((r.unknown as [number, string])[1], /no content destination "elsewhere" \(it has: news\)/);
+    assert.deepEqual(r.bycc, [1, '1 of 1 URIs queued for default:news_index; not absolute URIs, skipped: "not a url", a int']);
+    assert.match((r.nocc as [number, string])[1], /feeds content collection "other"/);
+    assert.match((r.badhp as [number, string])[1], /not a hostport/);
+    assert.deepEqual([r.fd, r.feeding], [{ news: [0] }, 0]); // 2.2.4.6.4: a paused destination's row is [0]
+    // Suspended: nothing reaches the sink (the feeder looks at least once a second).
+    await new Promise((res) => setTimeout(res, 1500));
+    assert.equal(existsSync(news) || existsSync(a), false);
+    python(url, `s.CollectionResumeFeeding('web', 'news'); print(1)`);
+    await until(() => existsSync(news) && existsSync(a));
+    // Refeed: an unchanged page is fed again after its refetch.
+    rmSync(a);
+    const fetches = site.fetchedPaths('127.0.4.1').filter((p) => p === '/a.html').length;
+    assert.deepEqual(python(url, `print(json.dumps(s.CollectionRefetchURI('web', ${JSON.stringify(h.url('/a.html'))}, 1, 0, 1)))`), [1, '1 URIs queued again']);
+    await until(() => existsSync(a));
+    assert.equal(site.fetchedPaths('127.0.4.1').filter((p) => p === '/a.html').length, fetches + 1);
+    // A deleted URI is deleted at the sink.
+    const b = sinkFile(data, h.url('/b.html'));
+    assert.equal(existsSync(b), true);
+    assert.deepEqual(python(url, `print(json.dumps(s.CollectionDeleteURIs('web', [${JSON.stringify(h.url('/b.html'))}])))`), [1, '1 documents deleted']);
+    await until(() => !existsSync(b));
+  });
+
   it('adds URIs that are crawled at once, refetches, and deletes URIs and sites', async () => {
     const h = site.host('127.0.4.1');
     const r = python(url, `print(json.dumps({'add': s.AddURIs('web', 1, [${JSON.stringify(h.url('/added.html'))}, 'not a url']), 'bad': fault(s.AddURIs, 'web', 2, [])}))`) as Record<string, unknown>;
@@ -182,17 +238,19 @@ print(json.dumps({
     assert.match((r4.relative as [number, string])[1], /absolute path/);
     assert.match((r4.nocoll as [number, string])[1], /no collection named "nope"/);
     assert.deepEqual(r4.delfile, [1, '2 documents deleted']);
-    const r3 = python(url, `print(json.dumps({'uris': s.CollectionDeleteURIs('web', [${JSON.stringify(h.url('/b.html'))}]), 'site': s.CollectionDeleteSite('web', '127.0.4.1:${h.port}'), 'pre': s.CollectionPreemptSite('web', '127.0.4.1:${h.port}'), 'q': s.CollectionQuarantineSite('web', '127.0.4.1:${h.port}', 5),
+    const r3 = python(url, `print(json.dumps({'uris': s.CollectionDeleteURIs('web', [${JSON.stringify(h.url('/news/1.html'))}]), 'site': s.CollectionDeleteSite('web', '127.0.4.1:${h.port}'), 'pre': s.CollectionPreemptSite('web', '127.0.4.1:${h.port}'), 'q': s.CollectionQuarantineSite('web', '127.0.4.1:${h.port}', 5),
       'rep': s.CollectionReprocessURI('web', '', []), 'reps': s.CollectionReprocessSite('web', 'news', '127.0.4.1:${h.port}'), 'repp': s.CollectionReprocessSitePrefix('web', '127.0.4.1:${h.port}', '/news/', 'news'),
       'refetch': s.CollectionRefetch('web', '')}))`) as Record<string, unknown>;
-    assert.equal((r3.reps as number[])[0], 0);
-    assert.equal((r3.repp as number[])[0], 0);
+    assert.deepEqual(r3.reps, [1, `0 documents of 127.0.4.1:${h.port} queued for news`]); // the site was deleted just before
+    assert.deepEqual(r3.repp, [1, `0 documents of 127.0.4.1:${h.port} under "/news/" queued for news`]);
     assert.deepEqual(r3.refetch, [1, 'a new refresh cycle starts now']);
     assert.deepEqual(r3.uris, [1, '1 documents deleted']);
     assert.match((r3.site as [number, string])[1], /^[1-9]\d* documents of 127\.0\.4\.1:\d+ deleted$/);
     assert.equal((r3.pre as number[])[0], 1);
     assert.equal((r3.q as number[])[0], 1);
-    assert.equal((r3.rep as number[])[0], 0); // no sinks to re-send to yet: reported as not done
+    assert.deepEqual(r3.rep, [1, '0 of 0 URIs queued for every destination']);
+    // The site's documents are gone from the sink too.
+    await until(() => !existsSync(sinkFile(data, h.url('/'))));
   });
 
   it('returns the configuration with secrets masked, merges a partial CollectionAdd', () => {

@@ -194,7 +194,8 @@ export class SqliteCrawlStore implements CrawlStore {
                   WHERE frontier.epoch < excluded.epoch`),
       requeue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
                   VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
-                  ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch, retries = 0
+                  ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch, retries = 0,
+                    flags = frontier.flags | excluded.flags
                   WHERE frontier.state <> 1`),
       refsOfUrl: p('SELECT content_ref FROM records WHERE collection = ? AND url = ? AND content_ref IS NOT NULL'),
       refsOfSite: p('SELECT url, content_ref FROM records WHERE collection = ? AND site = ? AND content_ref IS NOT NULL'),

@@ -1,0 +1,43 @@
+/** The feeder of one collection, as its settings describe it (shared by `trawl serve` and `trawl crawl`). */
+
+import type { CollectionSettings } from '../config/registry.ts';
+import { keyFilePath, loadKeyFile, revealSecret } from '../config/secrets.ts';
+import type { ContentStore } from '../store/content-store.ts';
+import type { CrawlStore } from '../store/crawl-store.ts';
+import type { PPCounter } from '../stats/statistics.ts';
+import { Feeder } from './feeder.ts';
+import { openSinks } from './open-sinks.ts';
+
+export interface CollectionFeederOptions {
+  readonly name: string;
+  readonly settings: CollectionSettings;
+  readonly destinations: ReadonlyMap<string, string>;
+  readonly store: CrawlStore;
+  readonly content: ContentStore;
+  /** Where the !ENC! key file is looked for. */
+  readonly dataDir: string;
+  readonly paused: (destination: string) => boolean;
+  readonly counters?: Readonly<Partial<Record<PPCounter, number>>>;
+  readonly warn: (fields: Record<string, unknown>, message: string) => void;
+}
+
+/** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
+export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {
+  const s = o.settings;
+  const sinks = openSinks(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))));
+  if (sinks.length === 0) return undefined;
+  const feeder = new Feeder({
+    store: o.store,
+    content: o.content,
+    collection: o.name,
+    destinations: o.destinations,
+    sinks,
+    paused: o.paused,
+    documents: { allLinks: s.pp.dsSendLinks, maxLinks: s.trawlLimits.maxLinksPerPage, htmlMime: s.uriSearchMime },
+    ...(o.counters ? { counters: o.counters } : {}),
+    onError: (message) => o.warn({ collection: o.name }, `feeding: ${message}`),
+    onRejected: (url, sink, reason) => o.warn({ collection: o.name, url, sink }, `feeding: refused: ${reason}`),
+  });
+  feeder.start();
+  return feeder;
+}
