@@ -523,18 +523,18 @@ const LOCKSS = section({
 const SINK = section({
   name: '<sink>', key: 'sink', nameCheck: checkSectionName, meaning: 'One output sink; its name is chosen by the user.', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'type', key: 'type', type: 'string', allowed: ['console', 'file', 'elasticsearch', 'repository', 'jms', 'warc'], meaning: 'Sink type: console, file, elasticsearch, repository, jms or warc.', spec: X }),
-    attrib({ name: 'output_dir', key: 'outputDir', type: 'string', meaning: 'Directory written by file, repository and warc sinks.', spec: X }),
-    attrib({ name: 'url', key: 'url', type: 'string', meaning: 'Endpoint of the sink (search engine or message broker URL).', spec: X }),
-    attrib({ name: 'index', key: 'index', type: 'string', meaning: 'Search index name.', spec: X }),
-    attrib({ name: 'pipeline', key: 'pipeline', type: 'string', meaning: 'Ingest pipeline name.', spec: X }),
+    attrib({ name: 'type', key: 'type', type: 'string', allowed: ['console', 'file', 'elasticsearch', 'repository', 'jms', 'warc'], meaning: 'Sink type: console (JSON lines on stdout), file (one JSON file per document), elasticsearch (_bulk API); repository, jms and warc are reserved and refused by this version.', spec: X }),
+    attrib({ name: 'output_dir', key: 'outputDir', type: 'string', meaning: 'Directory the file sink writes <content collection>/<sha1 of URL>.json under.', spec: X }),
+    attrib({ name: 'url', key: 'url', type: 'string', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
+    attrib({ name: 'index', key: 'index', type: 'string', meaning: 'Search index name; default: the content collection name, lower-cased.', spec: X }),
+    attrib({ name: 'pipeline', key: 'pipeline', type: 'string', meaning: 'Ingest pipeline the documents go through (?pipeline=).', spec: X }),
     attrib({ name: 'username', key: 'username', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
     attrib({ name: 'password', key: 'password', type: 'string', secret: true, meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
     attrib({ name: 'api_key', key: 'apiKey', type: 'string', secret: true, meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
   ],
 });
 
-const SINKS = section({ name: 'trawl_sinks', key: 'sinks', meaning: 'Where fetched documents go besides the feeding destinations, one section per sink.', spec: X, attribs: [], sections: [], dynamicSection: SINK });
+const SINKS = section({ name: 'trawl_sinks', key: 'sinks', meaning: 'The sinks fed documents are written to, one section per sink: each content destination (feeding) sends its documents to every sink.', spec: X, attribs: [], sections: [], dynamicSection: SINK });
 
 const URLS = section({
   name: 'trawl_urls', key: 'urls', meaning: 'How URLs are canonicalized before the seen check (rewrite_rules run first).', spec: X, sections: [],

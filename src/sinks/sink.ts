@@ -13,6 +13,7 @@
  */
 
 import { TrawlError } from '../core/errors.ts';
+import { sinkProblems } from '../config/rules.ts';
 import type { SearchDocument } from './document.ts';
 
 export type SinkOp =
@@ -48,32 +49,8 @@ export interface SinkSettings {
   readonly apiKey?: string | undefined;
 }
 
-/** Sink types this version delivers to; the others are refused by name when a collection is added. */
-export const AVAILABLE_SINK_TYPES = ['console', 'file', 'elasticsearch'] as const;
-
-/** Checks one sink's settings; the problem as a sentence naming the parameter, or undefined. */
-export function sinkProblem(name: string, s: SinkSettings): string | undefined {
-  const at = `trawl_sinks.${name}`;
-  if (s.type === undefined) return `${at}.type is missing (one of ${AVAILABLE_SINK_TYPES.join(', ')})`;
-  if (!(AVAILABLE_SINK_TYPES as readonly string[]).includes(s.type)) {
-    return `${at}.type ${s.type} is not available in this version of trawl (available: ${AVAILABLE_SINK_TYPES.join(', ')})`;
-  }
-  if (s.type === 'file' && !s.outputDir) return `${at}: the file sink needs output_dir`;
-  if (s.type === 'elasticsearch') {
-    if (!s.url) return `${at}: the elasticsearch sink needs url`;
-    try {
-      const u = new URL(s.url);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') return `${at}.url ${s.url} is not an http(s) URL`;
-    } catch {
-      return `${at}.url ${JSON.stringify(s.url)} is not a URL`;
-    }
-  }
-  return undefined;
-}
-
+/** Refuses sinks that are misconfigured or that this version cannot deliver to, naming the parameter. */
 export function checkSinks(sinks: Readonly<Record<string, SinkSettings>>): void {
-  for (const [name, s] of Object.entries(sinks)) {
-    const problem = sinkProblem(name, s);
-    if (problem) throw new TrawlError(s.type !== undefined && !(AVAILABLE_SINK_TYPES as readonly string[]).includes(s.type) ? 'TRAWL_ERR_CONFIG_UNSUPPORTED' : 'TRAWL_ERR_CONFIG_RULE', problem);
-  }
+  const p = sinkProblems(sinks)[0];
+  if (p) throw new TrawlError(p.unsupported ? 'TRAWL_ERR_CONFIG_UNSUPPORTED' : 'TRAWL_ERR_CONFIG_RULE', p.message);
 }
