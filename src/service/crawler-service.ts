@@ -618,17 +618,6 @@ export class CrawlerService {
     return Object.fromEntries([...r.destinations.keys()].map((d) => [d, !this.isPaused(r.config.name, d)]));
   }
 
-  /** Destinations, their content collections, state and waiting operations (trawl admin feeding). */
-  async feedingState(name: string): Promise<Array<{ destination: string; collection: string; feeding: boolean; waiting: number; sinks: string[]; lastError?: string }>> {
-    const r = this.runner(name);
-    const backlog = await this.o.store.feedBacklog(name);
-    const sinks = Object.keys(this.runnerSettings(r).sinks);
-    return [...r.destinations].map(([destination, collection]) => ({
-      destination, collection, feeding: !this.isPaused(name, destination), waiting: backlog[destination] ?? 0, sinks,
-      ...(r.feeder?.lastError ? { lastError: r.feeder.lastError } : {}),
-    }));
-  }
-
   /** The collection's statistics, merged up to now. */
   collectionStatistics(name: string): { stats: Statistics<'collectionschema'>; refreshMin: number; refreshMode: 'append' | 'prepend' | 'scratch' | 'soft' | 'adaptive' } {
     const r = this.runner(name);
