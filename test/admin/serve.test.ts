@@ -305,7 +305,7 @@ print(json.dumps({'secret': 'hunter2' in x, 'masked': 'bob:********' in x, 'merg
   });
 
   it('keeps collections, state and statistics across kill -9, and deletes collections (zombie, then gone)', async () => {
-    python(url, `s.CollectionSuspend('web'); print('1')`);
+    python(url, `s.CollectionSuspend('web'); s.CollectionSuspendFeeding('web', 'news'); print('1')`);
     const stored = (python(url, `print(json.dumps(s.CollectionGetStatistics('web')['web'][1]['cOmPIEtE']['continuous'], default=str))`) as unknown[]).length;
     assert.ok(stored > 0);
     daemon.kill('SIGKILL');
@@ -313,9 +313,12 @@ print(json.dumps({'secret': 'hunter2' in x, 'masked': 'bob:********' in x, 'merg
     daemon = await startDaemon(data, port);
     const r = python(url, `
 st = s.CollectionGetStatistics2('web')
-print(json.dumps({'list': s.CollectionGetList(), 'status': s.CollectionGetStatus('web'), 'stored': st[1]['complete'].get('Stored')}))`) as Record<string, unknown>;
+print(json.dumps({'list': s.CollectionGetList(), 'status': s.CollectionGetStatus('web'), 'stored': st[1]['complete'].get('Stored'), 'fed': st[1]['complete'].get('PPFed'),
+  'feeding': fault(s.CollectionSuspendFeeding, 'web', 'news')}))`) as Record<string, unknown>;
     assert.deepEqual(r.list, ['web']);
     assert.equal(r.status, 'suspended');
+    assert.match((r.feeding as [number, string])[1], /already suspended/);
+    assert.ok((r.fed as number) >= 4, JSON.stringify(r));
     assert.ok((r.stored as number) >= 4, JSON.stringify(r));
     const d = python(url, `print(json.dumps({'del': s.CollectionDelete('web', 0), 'status': s.CollectionGetStatus('web')}))`) as Record<string, unknown>;
     assert.deepEqual(d.del, [1, 'collection web is being deleted']);
