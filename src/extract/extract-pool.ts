@@ -1,0 +1,104 @@
+/**
+ * HTML extraction on the second core. The crawl's main thread fetches,
+ * checks scope and writes the stores; parsing a page (htmlparser2's
+ * tokenizer, resolving every link) was about a fifth of its CPU on the
+ * bench site, so pages are parsed in a worker thread while the main thread
+ * goes on with other fetches (bench/README.md has the before and after).
+ *
+ *   success() ──extract(body, url, opts)──► worker: extractHtml ──► HtmlExtraction
+ *
+ * Results are plain data (structured clone). If the worker cannot start or
+ * dies, the page is parsed on the calling thread instead, so extraction
+ * never fails because of the pool; the worker is started again for the
+ * next page.
+ */
+
+import { Worker } from 'node:worker_threads';
+import { extractHtml, type ExtractHtmlOptions, type HtmlExtraction } from './html.ts';
+import type { ExtractRequest } from './extract-worker.ts';
+
+interface Pending {
+  readonly resolve: (x: HtmlExtraction) => void;
+  readonly reject: (err: unknown) => void;
+  readonly req: ExtractRequest;
+}
+
+/** Parses on this thread: the fallback, with extractHtml's own errors. */
+function here(p: Pending): void {
+  try {
+    p.resolve(extractHtml(p.req.body, p.req.url, p.req.opts));
+  } catch (err) {
+    p.reject(err);
+  }
+}
+
+/** The worker's file: the .ts source when run from a checkout, the .js build in a package. */
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './extract-worker.ts' : './extract-worker.js', import.meta.url);
+
+export class ExtractPool {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private broken = false;
+
+  private start(): Worker | undefined {
+    if (this.worker) return this.worker;
+    if (this.broken) return undefined;
+    let w: Worker;
+    try {
+      w = new Worker(WORKER_URL);
+    } catch {
+      this.broken = true;
+      return undefined;
+    }
+    w.on('message', (m: { id: number; result?: HtmlExtraction; error?: string }) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      // An error in the worker is the same error on this thread: parse here and let it surface as usual.
+      if (m.result) p.resolve(m.result);
+      else here(p);
+      if (this.pending.size === 0) w.unref();
+    });
+    const fail = (): void => {
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      // What the dead worker held is parsed here.
+      for (const [id, p] of this.pending) {
+        this.pending.delete(id);
+        here(p);
+      }
+    };
+    w.on('error', fail);
+    w.on('exit', fail);
+    w.unref();
+    this.worker = w;
+    return w;
+  }
+
+  /** Like extractHtml, on the worker thread. Throws (rejects) only where extractHtml would. */
+  extract(body: Uint8Array, url: string, opts: ExtractHtmlOptions): Promise<HtmlExtraction> {
+    const w = this.start();
+    if (!w) return Promise.resolve(extractHtml(body, url, opts));
+    const req: ExtractRequest = { id: this.nextId++, body, url, opts };
+    return new Promise((resolve, reject) => {
+      this.pending.set(req.id, { resolve, reject, req });
+      if (this.pending.size === 1) w.ref();
+      w.postMessage(req);
+    });
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+}
+
+let shared: ExtractPool | undefined;
+
+/** One pool per process: the crawls of a daemon share the second core. */
+export function sharedExtractPool(): ExtractPool {
+  shared ??= new ExtractPool();
+  return shared;
+}
