@@ -21,8 +21,8 @@ import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/cra
 import { collectionFeeder } from '../sinks/collection-feeder.ts';
 import type { Feeder } from '../sinks/feeder.ts';
 import { destinationsOf, pausedByConfig } from '../sinks/feeding.ts';
+import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import { openContentStore } from '../store/open-content-store.ts';
-import { openWorkerCrawlStore } from '../store/sqlite/worker-crawl-store.ts';
 import type { Io } from './io.ts';
 import { wholeNumberOption } from './options.ts';
 
@@ -124,7 +124,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       if (collections.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'nothing to crawl: give a configuration file or a URL');
 
       mkdirSync(opts.data, { recursive: true });
-      const store = await openWorkerCrawlStore(join(opts.data, 'trawl.db'));
+      const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       mkdirSync(join(opts.data, 'logs'), { recursive: true });
       const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: join(opts.data, 'logs', 'crawl.log'), sync: false, mkdir: true }));
       // Every collection is known before any runs, so send_links_to can reach one that runs later.

@@ -12,7 +12,7 @@ import pino from 'pino';
 import { TrawlError } from '../core/errors.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import { CrawlerService } from '../service/crawler-service.ts';
-import { openWorkerCrawlStore } from '../store/sqlite/worker-crawl-store.ts';
+import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
 import { wholeNumberOption } from './options.ts';
 
@@ -55,7 +55,7 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
       }
       mkdirSync(opts.data, { recursive: true });
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: pino.stdTimeFunctions.isoTime });
-      const store = await openWorkerCrawlStore(join(opts.data, 'trawl.db'));
+      const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       const service = new CrawlerService({
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),

@@ -89,7 +89,7 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
 
   // trawl_sinks: each sink has what its type needs; a type this version does not deliver to is a warning here
   // (the file is still a valid configuration) and refused when a crawl or the daemon would use it.
-  for (const p of sinkProblems(s.sinks)) err(p.unsupported ? 'TRAWL_ERR_CONFIG_UNSUPPORTED' : 'TRAWL_ERR_CONFIG_RULE', p.param, p.message, p.unsupported ? 'warning' : 'error');
+  for (const p of sinkProblems(s.sinks).filter((x) => !x.onlyAtUse)) err(p.unsupported ? 'TRAWL_ERR_CONFIG_UNSUPPORTED' : 'TRAWL_ERR_CONFIG_RULE', p.param, p.message, p.severity);
 
   // 2.2.4.33: sub-collections.
   const subdomains = tree.sections.get('subdomains');
@@ -119,6 +119,14 @@ export interface SinkProblem {
   readonly message: string;
   /** The type exists but this version cannot deliver to it. */
   readonly unsupported: boolean;
+  /** In a configuration file: an error, or a warning when the file is still usable for everything else. */
+  readonly severity: 'error' | 'warning';
+  /**
+   * Reported only where the sink is used (a crawl, CollectionAdd), which
+   * refuse every problem: an Elastic YAML file without elasticsearch.host
+   * already has its own warning, with its line.
+   */
+  readonly onlyAtUse: boolean;
 }
 
 /** What is wrong with the `trawl_sinks` sections, each naming its parameter. */
@@ -126,8 +134,8 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
   const out: SinkProblem[] = [];
   for (const [name, s] of Object.entries(sinks)) {
     const at = `trawl_sinks.${name}`;
-    const add = (param: string, message: string, unsupported = false): void => {
-      out.push({ param, message, unsupported });
+    const add = (param: string, message: string, unsupported = false, onlyAtUse = false): void => {
+      out.push({ param, message, unsupported, severity: unsupported ? 'warning' : 'error', onlyAtUse });
     };
     if (s.type === undefined) add(`${at}.type`, `${at}.type is missing (one of ${AVAILABLE_SINK_TYPES.join(', ')})`);
     else if (!(AVAILABLE_SINK_TYPES as readonly string[]).includes(s.type)) {
@@ -135,7 +143,7 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
     } else if (s.type === 'file' && !s.outputDir) add(`${at}.output_dir`, `${at}: the file sink needs output_dir`);
     else if (s.type === 'elasticsearch') {
       const u = s.url !== undefined && URL.canParse(s.url) ? new URL(s.url) : undefined;
-      if (!s.url) add(`${at}.url`, `${at}: the elasticsearch sink needs url`);
+      if (!s.url) add(`${at}.url`, `${at}: the elasticsearch sink needs url before anything can be fed to it`, false, true);
       else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(s.url)} is not an http(s) URL`);
     }
   }

@@ -66,7 +66,7 @@ import type { ContentRef, ContentStore, StorageOptions, StoredDocument } from '.
 import { checkClusters, errnoOf, fsyncDir, gunzipBytes, gzipBytes, ioError, shouldCompress, urlDigest } from './content-store-common.ts';
 
 /** How long a write waits for others to share its fdatasync (see enqueue). */
-const FLUSH_WINDOW_MS = 5;
+const FLUSH_WINDOW_MS = 3;
 
 /** Compaction of a bstore: rewriting a cluster file without its dead records moves the live ones. */
 export interface Compactable {

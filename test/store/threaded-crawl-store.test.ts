@@ -1,4 +1,4 @@
-// The SQLite store on its own thread (what `trawl crawl` and `trawl serve` use) against the CrawlStore contract.
+// The crawl store on the storage thread (what `trawl crawl` and `trawl serve` use) against the contract.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isTrawlError } from '../../src/core/errors.ts';
 import type { CrawlStore } from '../../src/store/crawl-store.ts';
-import { openWorkerCrawlStore } from '../../src/store/sqlite/worker-crawl-store.ts';
+import { openThreadedCrawlStore } from '../../src/store/storage-client.ts';
 import { crawlStoreSuite } from './crawl-store-suite.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trawl-wstore-'));
@@ -14,16 +14,16 @@ let n = 0;
 const paths = new WeakMap<CrawlStore, string>();
 
 crawlStoreSuite({
-  name: 'sqlite on a worker thread',
+  name: 'sqlite on the storage thread',
   async open() {
-    const s = await openWorkerCrawlStore(join(dir, `store-${n++}.db`));
+    const s = await openThreadedCrawlStore(join(dir, `store-${n++}.db`));
     paths.set(s, s.path);
     return s;
   },
   async reopen(store) {
     const path = paths.get(store)!;
     await store.close();
-    const s = await openWorkerCrawlStore(path);
+    const s = await openThreadedCrawlStore(path);
     paths.set(s, path);
     return s;
   },
@@ -32,13 +32,13 @@ crawlStoreSuite({
 test('a store that cannot be opened rejects with the store\'s own error, naming the file', async () => {
   const notDb = join(dir, 'not-a-db');
   writeFileSync(notDb, 'this is not a database, just text that is long enough to fill a header page. '.repeat(20));
-  await assert.rejects(openWorkerCrawlStore(notDb), (err: unknown) => isTrawlError(err) && err.code === 'TRAWL_ERR_IO' && err.message.includes(notDb));
+  await assert.rejects(openThreadedCrawlStore(notDb), (err: unknown) => isTrawlError(err) && err.code === 'TRAWL_ERR_IO' && err.message.includes(notDb));
 });
 
 test('a closed store refuses calls', async () => {
-  const s = await openWorkerCrawlStore(join(dir, 'closed.db'));
+  const s = await openThreadedCrawlStore(join(dir, 'closed.db'));
   await s.putCollection('c', '<x/>', 1);
   assert.equal((await s.getCollection('c'))!.configXml, '<x/>');
   await s.close();
-  await assert.rejects(s.getCollection('c'), /the crawl store is closed/);
+  await assert.rejects(s.getCollection('c'), /the store is closed/);
 });
