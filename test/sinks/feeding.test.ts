@@ -5,20 +5,18 @@
 // fails on cue cannot be had here.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Feeder } from '../../src/sinks/feeder.ts';
 import { FileSink } from '../../src/sinks/file-sink.ts';
 import type { Sink, SinkOp, SinkResult } from '../../src/sinks/sink.ts';
-import { openContentStore } from '../../src/store/open-content-store.ts';
-import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
-import type { ContentStore } from '../../src/store/content-store.ts';
 import { ROOT } from '../helpers.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { startFixtureSite } from '../support/fixture-site.ts';
+import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
 import { rec } from '../store/crawl-store-suite.ts';
+import { sha1, storeWithDocs } from '../support/feed-store.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
 
@@ -34,7 +32,6 @@ function trawl(args: readonly string[]): Promise<{ status: number | null; stdout
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
-const sha1 = (s: string): string => createHash('sha1').update(s).digest('hex');
 
 /** Fails the first `failures` batches (after writing them, when `afterWrite`), then passes them through. */
 class FlakySink implements Sink {
@@ -59,16 +56,6 @@ class FlakySink implements Sink {
     return this.inner.submit(batch);
   }
   async close(): Promise<void> {}
-}
-
-async function storeWithDocs(dir: string, urls: readonly string[]): Promise<{ store: SqliteCrawlStore; content: ContentStore }> {
-  const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
-  const content = openContentStore(join(dir, 'content'), { datastore: 'flatfile', compress: true, compressExcludeMime: [], storeHttpHeader: false, clusters: 2 });
-  for (const url of urls) {
-    const ref = await content.put(url, { body: new TextEncoder().encode(`<title>${url}</title><p>text of ${url}</p>`), header: undefined, mime: 'text/html' });
-    await store.putRecord('c', rec(url, { contentRef: ref, checksum: sha1(url) }));
-  }
-  return { store, content };
 }
 
 function files(dir: string): string[] {
