@@ -3,7 +3,7 @@
 // MS-FSCADM method; then malformed input, persistence across kill -9, and
 // the bearer token.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { ROOT } from '../helpers.ts';
+import { spawnServe } from '../support/daemon.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
 
@@ -24,18 +25,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startDaemon(data: string, port: number, extra: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--data', data, '--port', String(port), '--allow-loopback', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.resume();
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('serving MS-FSCADM')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`trawl serve exited ${code}: ${err}`)));
-  });
-  return child;
+function startDaemon(data: string, port: number, extra: string[] = []): Promise<ChildProcess> {
+  return spawnServe(['--data', data, '--port', String(port), '--allow-loopback', ...extra]);
 }
 
 /** Runs a Python script with `s` = ServerProxy(url); the script prints one JSON document. */

@@ -2,27 +2,15 @@
 // arenas: the real daemon is started and its /proc entries are read (the
 // process id is the one spawn returned, so signals reach the crawler).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT } from '../helpers.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-
-const BIN = join(ROOT, 'bin/trawl.js');
+import { spawnServe } from '../support/daemon.ts';
 
 /** Starts `trawl serve` on a free port; resolves once it listens. */
-async function serve(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--data', tempDir('trawl-flags-'), '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('serving MS-FSCADM')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`trawl serve exited ${code}: ${err}`)));
-  });
-  return child;
+function serve(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ChildProcess> {
+  return spawnServe(['--data', tempDir('trawl-flags-'), '--port', '0'], { env, nodeArgs });
 }
 
 function procOf(pid: number): { argv: string[]; env: Map<string, string> } {
