@@ -216,9 +216,32 @@ export class CrawlerService {
     return ((await this.o.store.getCollection(name))?.extra ?? {}) as Extra;
   }
 
+  /**
+   * Read-modify-write of a collection's persisted `extra`, one at a time per
+   * collection. Two overlapping updates (the statistics flush and a
+   * CollectionSuspendFeeding, say) would otherwise both read the old value
+   * and the later write would undo the earlier one.
+   */
+  private updateExtra(name: string, change: (current: Extra) => Partial<Extra>): Promise<Extra> {
+    const run = async (): Promise<Extra> => {
+      const extra = { ...(await this.extra(name)) };
+      Object.assign(extra, change(extra));
+      await this.o.store.updateCollection(name, { extra });
+      return extra;
+    };
+    const next = (this.extraWrites.get(name) ?? Promise.resolve()).then(run, run);
+    const settled = next.catch(() => undefined);
+    this.extraWrites.set(name, settled);
+    void settled.then(() => {
+      if (this.extraWrites.get(name) === settled) this.extraWrites.delete(name);
+    });
+    return next;
+  }
+
+  private readonly extraWrites = new Map<string, Promise<unknown>>();
+
   private async patchExtra(name: string, patch: Partial<Extra>): Promise<void> {
-    const extra = { ...(await this.extra(name)), ...patch };
-    await this.o.store.updateCollection(name, { extra });
+    await this.updateExtra(name, () => patch);
   }
 
   /** Crawls refresh cycle after refresh cycle while the collection is in the crawling state. */
@@ -531,16 +554,17 @@ export class CrawlerService {
   async holdSite(name: string, hostport: string, seconds: number, quarantine = false): Promise<void> {
     const r = this.runner(name);
     const until = this.now() + seconds * 1000;
-    const extra = await this.extra(name);
-    const held = { ...(extra.held ?? {}) };
-    const quarantined = { ...(extra.quarantine ?? {}) };
-    for (const site of sitesOfHostport(hostport)) {
-      held[site] = until;
-      if (quarantine) quarantined[site] = until;
-    }
-    await this.patchExtra(name, { held, quarantine: quarantined });
-    this.heldSites.set(name, new Map(Object.entries(held)));
-    this.quarantines.set(name, new Map(Object.entries(quarantined)));
+    const extra = await this.updateExtra(name, (current) => {
+      const held = { ...(current.held ?? {}) };
+      const quarantined = { ...(current.quarantine ?? {}) };
+      for (const site of sitesOfHostport(hostport)) {
+        held[site] = until;
+        if (quarantine) quarantined[site] = until;
+      }
+      return { held, quarantine: quarantined };
+    });
+    this.heldSites.set(name, new Map(Object.entries(extra.held ?? {})));
+    this.quarantines.set(name, new Map(Object.entries(extra.quarantine ?? {})));
     if (quarantine) for (const site of sitesOfHostport(hostport)) this.scheduleQuarantineEnd(name, site, until);
     r.crawl?.poke();
   }
@@ -594,10 +618,12 @@ export class CrawlerService {
     if (changing.length === 0) {
       throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding of ${JSON.stringify(name)} to ${destinations.join(', ')} is already ${paused ? 'suspended' : 'running'}`);
     }
-    const state = { ...((await this.extra(name)).feedingPaused ?? {}) };
-    for (const d of changing) state[d] = paused;
-    await this.patchExtra(name, { feedingPaused: state });
-    this.cachedExtra.set(name, { ...(this.cachedExtra.get(name) ?? {}), feedingPaused: state });
+    const { feedingPaused } = await this.updateExtra(name, (current) => {
+      const state = { ...(current.feedingPaused ?? {}) };
+      for (const d of changing) state[d] = paused;
+      return { feedingPaused: state };
+    });
+    this.cachedExtra.set(name, { ...(this.cachedExtra.get(name) ?? {}), feedingPaused: feedingPaused ?? {} });
     if (!paused) r.feeder?.poke();
     return changing;
   }
