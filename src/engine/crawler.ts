@@ -230,10 +230,7 @@ export class CollectionCrawl {
   /** normalize() of an absolute link, remembered. */
   private normalizeLink(abs: string): string | undefined {
     if (this.normalized.has(abs)) return this.normalized.get(abs);
-    let n = this.normalize(abs);
-    // Most links are already in normal form: keep one string, not two equal
-    // ones (the screened cache then shares it too; half the heap's strings).
-    if (n === abs) n = abs;
+    const n = this.normalize(abs);
     this.normalized.set(abs, n);
     if (this.normalized.size > Math.max(this.screenedMax, 10_000)) this.normalized.delete(this.normalized.keys().next().value!);
     return n;
