@@ -614,11 +614,13 @@ export class CrawlerService {
   async setFeedingPaused(name: string, contentdest: string, paused: boolean): Promise<string[]> {
     const r = this.runner(name);
     const destinations = resolveContentdest(r.destinations, contentdest, name);
-    const changing = destinations.filter((d) => this.isPaused(name, d) !== paused);
-    if (changing.length === 0) {
-      throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding of ${JSON.stringify(name)} to ${destinations.join(', ')} is already ${paused ? 'suspended' : 'running'}`);
-    }
+    let changing: string[] = [];
+    // Decided inside the serialized update, so that of two identical calls at once the second faults.
     const { feedingPaused } = await this.updateExtra(name, (current) => {
+      changing = destinations.filter((d) => (current.feedingPaused?.[d] ?? pausedByConfig(this.runnerSettings(r), d)) !== paused);
+      if (changing.length === 0) {
+        throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding of ${JSON.stringify(name)} to ${destinations.join(', ')} is already ${paused ? 'suspended' : 'running'}`);
+      }
       const state = { ...(current.feedingPaused ?? {}) };
       for (const d of changing) state[d] = paused;
       return { feedingPaused: state };

@@ -320,6 +320,22 @@ print(json.dumps({'list': s.CollectionGetList(), 'status': s.CollectionGetStatus
     assert.equal(r.status, 'suspended');
     assert.match((r.feeding as [number, string] | null)?.[1] ?? 'feeding was running again', /already suspended/);
     assert.match(String(r.mode), /^Refreshing/);
+    // The same call twice at once: one resumes, the other is told feeding already runs.
+    const twice = python(url, `
+import threading
+out = []
+def resume():
+    try:
+        xmlrpc.client.ServerProxy(${JSON.stringify(url)}).CollectionResumeFeeding('web', 'news')
+        out.append('ok')
+    except xmlrpc.client.Fault as e:
+        out.append(e.faultString)
+ts = [threading.Thread(target=resume) for _ in range(2)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print(json.dumps(sorted(out)))`) as string[];
+    assert.equal(twice.filter((x) => x === 'ok').length, 1, JSON.stringify(twice));
+    assert.match(twice.find((x) => x !== 'ok') ?? '', /already running/);
     assert.ok((r.fed as number) >= 4, JSON.stringify(r));
     assert.ok((r.stored as number) >= 4, JSON.stringify(r));
     const d = python(url, `print(json.dumps({'del': s.CollectionDelete('web', 0), 'status': s.CollectionGetStatus('web')}))`) as Record<string, unknown>;
