@@ -230,11 +230,7 @@ export class CrawlerService {
       return extra;
     };
     const next = (this.extraWrites.get(name) ?? Promise.resolve()).then(run, run);
-    const settled = next.catch(() => undefined);
-    this.extraWrites.set(name, settled);
-    void settled.then(() => {
-      if (this.extraWrites.get(name) === settled) this.extraWrites.delete(name);
-    });
+    this.extraWrites.set(name, next.catch(() => undefined));
     return next;
   }
 
@@ -617,7 +613,7 @@ export class CrawlerService {
     let changing: string[] = [];
     // Decided inside the serialized update, so that of two identical calls at once the second faults.
     const { feedingPaused } = await this.updateExtra(name, (current) => {
-      changing = destinations.filter((d) => (current.feedingPaused?.[d] ?? pausedByConfig(this.runnerSettings(r), d)) !== paused);
+      changing = destinations.filter((d) => this.isPaused(name, d, current.feedingPaused) !== paused);
       if (changing.length === 0) {
         throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `feeding of ${JSON.stringify(name)} to ${destinations.join(', ')} is already ${paused ? 'suspended' : 'running'}`);
       }
@@ -630,9 +626,10 @@ export class CrawlerService {
     return changing;
   }
 
-  private isPaused(name: string, destination: string): boolean {
+  /** Paused by CollectionSuspendFeeding (`state`, the persisted choices), else by the configuration. */
+  private isPaused(name: string, destination: string, state = this.cachedExtra.get(name)?.feedingPaused): boolean {
     const r = this.runners.get(name);
-    const set = this.cachedExtra.get(name)?.feedingPaused?.[destination];
+    const set = state?.[destination];
     if (set !== undefined) return set;
     return r ? pausedByConfig(this.runnerSettings(r), destination) : false;
   }

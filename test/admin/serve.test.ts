@@ -11,10 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { ROOT } from '../helpers.ts';
-import { spawnServe } from '../support/daemon.ts';
+import { spawnServe, TRAWL_BIN as BIN } from '../support/daemon.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
