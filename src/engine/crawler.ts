@@ -213,6 +213,14 @@ export class CollectionCrawl {
    * thread on the bench site. Bounded like the screened cache.
    */
   private readonly normalized = new Map<string, string | undefined>();
+  /**
+   * MS-FSCCFG 2.2.4.5 `log`: `screened` (default none) logs every URI the
+   * scope, robots.txt or the seen check turned away; `fetch` (default text)
+   * logs every downloaded document, including why one was not stored. The
+   * skip codes are counted in the statistics either way.
+   */
+  private logScreened = false;
+  private logFetch = true;
 
   constructor(config: CollectionConfig, opts: CrawlerOptions) {
     this.config = config;
@@ -237,6 +245,7 @@ export class CollectionCrawl {
   }
 
   private emit(e: CrawlEvent): void {
+    if (e.type === 'fetch' && !this.logFetch) return;
     this.opts.onEvent?.(e);
   }
 
@@ -322,6 +331,8 @@ export class CollectionCrawl {
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     this.screenedMax = s.cachesize.screened ?? 100_000;
+    this.logScreened = s.log.screened === 'text';
+    this.logFetch = s.log.fetch === 'text';
     const exempt = compileRules(s.focused.excludeDomains, true);
     this.focusExempt = exempt ? includeExcludeRule('focused.exclude_domains', 'fo', (u) => u.hostname.toLowerCase(), undefined, exempt) : undefined;
     const f = s.linkExtraction;
@@ -642,7 +653,7 @@ export class CollectionCrawl {
   private skipUri(site: string, code: UriSkipCode, url: string, reason: string): void {
     bump(this.c.uriSkips, code);
     this.statsFor(site).count('URISkip', code);
-    this.emit({ type: 'skip', url, code, message: reason });
+    if (this.logScreened) this.emit({ type: 'skip', url, code, message: reason });
   }
 
   private async fetchOne(site: SiteState, uri: LeasedUri): Promise<void> {
@@ -763,7 +774,7 @@ export class CollectionCrawl {
   private docSkip(st: SiteStats, code: DocSkipCode, url: string, reason: string): void {
     bump(this.c.docSkips, code);
     st.count('DocSkip', code);
-    this.emit({ type: 'skip', url, code, message: reason });
+    if (this.logFetch) this.emit({ type: 'skip', url, code, message: reason });
   }
 
   private async process(site: SiteState, uri: LeasedUri, previous: UriRecord | undefined, o: FetchOutcome, settings: CollectionSettings, st: SiteStats): Promise<void> {

@@ -254,6 +254,51 @@ describe('refresh cycles', () => {
   });
 });
 
+describe('the event log follows the collection\'s log section (MS-FSCCFG 2.2.4.5)', () => {
+  let site: FixtureSite;
+  before(async () => {
+    site = await startFixtureSite([{
+      ip: '127.0.1.23',
+      routes: {
+        '/robots.txt': { kind: 'robots', body: 'User-agent: *\nDisallow: /private/\n' },
+        '/': { kind: 'html', body: '<a href="/a.html">a</a> <a href="/logo.png">logo</a> <a href="/private/x.html">x</a>' },
+        '/a.html': { kind: 'html', body: '<a href="/">home</a> <a href="/logo.png">logo</a>' },
+      },
+    }]);
+  });
+  after(() => site.close());
+
+  const crawlWith = async (log: string) => {
+    const h = site.host('127.0.1.23');
+    const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>${log}`));
+    const skips = run.events.filter((e) => e.type === 'skip').map((e) => `${e.code} ${new URL(e.url!).pathname}`).sort();
+    const fetches = run.events.filter((e) => e.type === 'fetch').map((e) => new URL(e.url!).pathname).sort();
+    const uriSkips = run.summary.uriSkips;
+    return { skips, fetches, uriSkips };
+  };
+
+  it('by default logs every download but no screened URI; the skips are still counted', async () => {
+    const r = await crawlWith('');
+    assert.deepEqual(r.fetches, ['/', '/a.html']);
+    assert.deepEqual(r.skips, []);
+    assert.equal(r.uriSkips.ur, 2, JSON.stringify(r.uriSkips));
+  });
+
+  it('screened=text logs each URI turned away, with its skip code', async () => {
+    const r = await crawlWith('<section name="log"><attrib name="screened" type="string">text</attrib></section>');
+    assert.deepEqual(r.skips, ['ro /private/x.html', 'ur /logo.png', 'ur /logo.png']);
+    assert.deepEqual(r.fetches, ['/', '/a.html']);
+  });
+
+  it('fetch=none logs no download', async () => {
+    const served = site.requests.length;
+    const r = await crawlWith('<section name="log"><attrib name="fetch" type="string">none</attrib></section>');
+    assert.deepEqual(r.fetches, []);
+    // The pages were still fetched: only their log lines are gone.
+    assert.deepEqual(site.requests.slice(served).map((x) => x.path).sort(), ['/', '/a.html', '/robots.txt']);
+  });
+});
+
 describe('bad input: each gets its skip code and the crawl goes on', () => {
   it('unreachable seed, slow server, oversize body, garbage, redirect loop', async () => {
     const routes = {
