@@ -16,13 +16,14 @@
  *
  *   file header (block 0)                record header (32 bytes, little endian)
  *    0  8  "TRAWLBS1"                      0  4  magic "TRec"
- *    8  4  epoch (+1 per compaction)       4  1  flags  bit0 body gzipped, bit1 HTTP header kept
+ *    8  4  epoch (+1 per compaction)       4  1  flags  bit0 body gzipped, bit1 HTTP header kept,
+ *                                                bit2 body zstd-compressed (what put() writes)
  *   12  4  cluster number                  5  1  state  0 live, 1 dead  ◄── delete() rewrites this byte
  *   16  4  CRC-32 of bytes 0..15           6  2  url length         (UTF-8 bytes)
  *                                          8  2  mime length        (UTF-8 bytes)
  *                                         10  2  0
  *                                         12  4  HTTP header length (UTF-8 bytes)
- *                                         16  4  body length        (as stored, i.e. after gzip)
+ *                                         16  4  body length        (as stored, i.e. compressed)
  *                                         20  4  origin: block the record was copied from by the
  *                                                compaction that wrote this file; 0 when put() wrote it
  *                                         24  4  CRC-32 of bytes 0..4, 6..23, 28.. and the payload
@@ -63,7 +64,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { TrawlError } from '../core/errors.ts';
 import type { ContentRef, ContentStore, StorageOptions, StoredDocument } from './content-store.ts';
-import { checkClusters, errnoOf, fsyncDir, gunzipBytes, gzipBytes, ioError, shouldCompress, urlDigest } from './content-store-common.ts';
+import { checkClusters, errnoOf, fsyncDir, compressBytes, decompressBytes, ioError, shouldCompress, urlDigest } from './content-store-common.ts';
 
 /** How long a write waits for others to share its fdatasync (see enqueue). */
 const FLUSH_WINDOW_MS = 3;
@@ -93,6 +94,7 @@ const RECORD_MAGIC = 0x63655254; // "TRec" read as a little-endian uint32
 const RECORD_HEADER_BYTES = 32;
 const FLAG_GZIP = 1;
 const FLAG_HEADER = 2;
+const FLAG_ZSTD = 4;
 const STATE_LIVE = 0;
 const STATE_DEAD = 1;
 const STATE_OFFSET = 5;
@@ -142,7 +144,7 @@ function parseHeader(buf: Buffer): RecordHeader | undefined {
   if (buf.length < RECORD_HEADER_BYTES || buf.readUInt32LE(0) !== RECORD_MAGIC) return undefined;
   const flags = buf[4]!;
   const state = buf[STATE_OFFSET]!;
-  if ((flags & ~(FLAG_GZIP | FLAG_HEADER)) !== 0 || (state !== STATE_LIVE && state !== STATE_DEAD)) return undefined;
+  if ((flags & ~(FLAG_GZIP | FLAG_HEADER | FLAG_ZSTD)) !== 0 || (flags & (FLAG_GZIP | FLAG_ZSTD)) === (FLAG_GZIP | FLAG_ZSTD) || (state !== STATE_LIVE && state !== STATE_DEAD)) return undefined;
   if (buf.readUInt16LE(10) !== 0 || buf.readUInt32LE(28) !== 0) return undefined;
   const urlBytes = buf.readUInt16LE(6);
   const mimeBytes = buf.readUInt16LE(8);
@@ -169,7 +171,7 @@ function seal(rec: Buffer, length: number, originBlock: number): number {
   return c;
 }
 
-function encodeRecord(url: string, mime: string, header: string | undefined, stored: Uint8Array, gzip: boolean): { rec: Buffer; length: number } {
+function encodeRecord(url: string, mime: string, header: string | undefined, stored: Uint8Array, compressed: boolean): { rec: Buffer; length: number } {
   const u = Buffer.from(url, 'utf8');
   const m = Buffer.from(mime, 'utf8');
   const h = Buffer.from(header ?? '', 'utf8');
@@ -177,7 +179,7 @@ function encodeRecord(url: string, mime: string, header: string | undefined, sto
   const length = RECORD_HEADER_BYTES + u.length + m.length + h.length + stored.length;
   const rec = Buffer.alloc(padded(length));
   rec.writeUInt32LE(RECORD_MAGIC, 0);
-  rec[4] = (gzip ? FLAG_GZIP : 0) | (header !== undefined ? FLAG_HEADER : 0);
+  rec[4] = (compressed ? FLAG_ZSTD : 0) | (header !== undefined ? FLAG_HEADER : 0);
   rec[STATE_OFFSET] = STATE_LIVE;
   rec.writeUInt16LE(u.length, 6);
   rec.writeUInt16LE(m.length, 8);
@@ -691,9 +693,9 @@ export class BstoreContentStore implements ContentStore, Compactable {
     this.assertOpen();
     const digest = urlDigest(url);
     const c = this.cluster(digest.readUInt32BE(0) % this.opts.clusters);
-    const gzip = shouldCompress(doc.mime, this.opts);
-    const stored = gzip ? await gzipBytes(doc.body) : doc.body;
-    const { rec, length } = encodeRecord(url, doc.mime, this.opts.storeHttpHeader ? doc.header : undefined, stored, gzip);
+    const compressed = shouldCompress(doc.mime, this.opts);
+    const stored = compressed ? await compressBytes(doc.body) : doc.body;
+    const { rec, length } = encodeRecord(url, doc.mime, this.opts.storeHttpHeader ? doc.header : undefined, stored, compressed);
     if (length < 0) throw new TrawlError('TRAWL_ERR_IO', `cannot store ${url} in ${c.path}: url, mime, header or body too large for a record`);
     this.assertOpen();
     const { epoch, offset } = await c.append(rec);
@@ -732,9 +734,9 @@ export class BstoreContentStore implements ContentStore, Compactable {
     const header = h.flags & FLAG_HEADER ? rec.toString('utf8', at, at + h.headerBytes) : undefined;
     at += h.headerBytes;
     let body: Buffer = rec.subarray(at, at + h.bodyBytes);
-    if (h.flags & FLAG_GZIP) {
+    if (h.flags & (FLAG_GZIP | FLAG_ZSTD)) {
       try {
-        body = await gunzipBytes(body);
+        body = await decompressBytes(body, h.flags & FLAG_ZSTD ? 'zstd' : 'gzip');
       } catch (err) {
         throw ioError(`decompress the record at offset ${r.offset} of`, f.path, err);
       }

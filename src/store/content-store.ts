@@ -16,7 +16,7 @@
 export interface StorageOptions {
   /** `datastore`: flatfile or bstore. */
   readonly datastore: 'flatfile' | 'bstore';
-  /** `compress`: gzip documents before storing them. */
+  /** `compress`: compress documents (zstd) before storing them. */
   readonly compress: boolean;
   /** `compress_exclude_mime`: MIME patterns (type/subtype, * as a whole field) stored uncompressed. */
   readonly compressExcludeMime: readonly string[];

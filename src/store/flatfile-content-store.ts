@@ -6,8 +6,9 @@
  *     GENERATION                        highest generation reserved so far (decimal)
  *     tmp/                              files being written; emptied when the store opens
  *     <cluster>/<2 hex>/                cluster = sha1(url) mod clusters; 2 hex = first byte of sha1(url)
- *       <sha1(url)>-<generation>        the body as stored: the raw bytes, or a gzip stream (zcat reads it)
- *       <sha1(url)>-<generation>.meta   JSON {v, url, mime, gzip, header, bytes, crc32}; bytes and crc32
+ *       <sha1(url)>-<generation>        the body as stored: the raw bytes, or a zstd frame (zstdcat reads it;
+ *                                       earlier versions wrote gzip streams, still read)
+ *       <sha1(url)>-<generation>.meta   JSON {v, url, mime, gzip, zstd?, header, bytes, crc32}; bytes and crc32
  *                                       describe the body file, so damage is reported, not returned
  *
  *   ref = "ff:<cluster>/<2 hex>/<sha1(url)>-<generation>"
@@ -31,7 +32,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { TrawlError } from '../core/errors.ts';
 import type { ContentRef, ContentStore, StorageOptions, StoredDocument } from './content-store.ts';
-import { checkClusters, errnoOf, fsyncDir, gunzipBytes, gzipBytes, ioError, shouldCompress, urlDigest } from './content-store-common.ts';
+import { checkClusters, errnoOf, fsyncDir, compressBytes, decompressBytes, ioError, shouldCompress, urlDigest } from './content-store-common.ts';
 
 /** Generations reserved per write of the GENERATION file. */
 const GENERATION_BLOCK = 4096;
@@ -43,8 +44,10 @@ interface Meta {
   readonly url: string;
   readonly mime: string;
   readonly gzip: boolean;
+  /** The body is a zstd frame (absent in what earlier versions wrote). */
+  readonly zstd?: boolean;
   readonly header: string | null;
-  /** Size and CRC-32 of the body file, i.e. after gzip. */
+  /** Size and CRC-32 of the body file, i.e. after compression. */
   readonly bytes: number;
   readonly crc32: number;
 }
@@ -52,7 +55,7 @@ interface Meta {
 function isMeta(m: unknown): m is Meta {
   if (typeof m !== 'object' || m === null) return false;
   const r = m as Record<string, unknown>;
-  return r.v === 1 && typeof r.url === 'string' && typeof r.mime === 'string' && typeof r.gzip === 'boolean'
+  return r.v === 1 && typeof r.url === 'string' && typeof r.mime === 'string' && typeof r.gzip === 'boolean' && (r.zstd === undefined || typeof r.zstd === 'boolean') && !(r.gzip && r.zstd)
     && (r.header === null || typeof r.header === 'string') && typeof r.bytes === 'number' && typeof r.crc32 === 'number';
 }
 
@@ -106,13 +109,13 @@ export class FlatfileContentStore implements ContentStore {
       const digest = urlDigest(url);
       const hex = digest.toString('hex');
       const cluster = digest.readUInt32BE(0) % this.opts.clusters;
-      const gzip = shouldCompress(doc.mime, this.opts);
-      const stored = gzip ? await gzipBytes(doc.body) : doc.body;
+      const zstd = shouldCompress(doc.mime, this.opts);
+      const stored = zstd ? await compressBytes(doc.body) : doc.body;
       const gen = await this.nextGeneration();
       const dir = join(this.root, String(cluster), hex.slice(0, 2));
       const name = `${hex}-${gen}`;
       const meta: Meta = {
-        v: 1, url, mime: doc.mime, gzip, header: this.opts.storeHttpHeader ? (doc.header ?? null) : null,
+        v: 1, url, mime: doc.mime, gzip: false, zstd, header: this.opts.storeHttpHeader ? (doc.header ?? null) : null,
         bytes: stored.length, crc32: crc32(stored),
       };
       const tmpBody = join(this.tmpDir, String(gen));
@@ -153,9 +156,9 @@ export class FlatfileContentStore implements ContentStore {
         throw new TrawlError('TRAWL_ERR_IO', `corrupt document ${path}: size or CRC-32 differs from ${path}.meta`);
       }
       let body: Buffer = stored;
-      if (meta.gzip) {
+      if (meta.gzip || meta.zstd) {
         try {
-          body = await gunzipBytes(stored);
+          body = await decompressBytes(stored, meta.zstd ? 'zstd' : 'gzip');
         } catch (err) {
           throw ioError('decompress', path, err);
         }

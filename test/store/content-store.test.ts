@@ -7,7 +7,7 @@ import { open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { gunzipSync } from 'node:zlib';
+import { crc32, gzipSync, zstdDecompressSync } from 'node:zlib';
 import { isTrawlError } from '../../src/core/errors.ts';
 import type { ContentStore, StoredDocument } from '../../src/store/content-store.ts';
 import { BstoreContentStore, isCompactable } from '../../src/store/bstore-content-store.ts';
@@ -251,20 +251,66 @@ contentStoreSuite(flatfile);
 contentStoreSuite(bstore);
 
 describe('flatfile on disk', () => {
-  it('stores the body as a plain file (a gzip stream when compressed) and leaves nothing in tmp/', async () => {
+  it('stores the body as a plain file (a zstd frame when compressed) and leaves nothing in tmp/', async () => {
     const dir = freshDir();
     const s = openContentStore(dir, { datastore: 'flatfile', compress: true, compressExcludeMime: ['application/*'], storeHttpHeader: true, clusters: 2 });
     const zipped = await s.put('http://a.test/', doc(HTML));
     const raw = await s.put('http://a.test/b', doc(BINARY, 'application/octet-stream'));
-    assert.ok(gunzipSync(readFileSync(flatfilePath(dir, zipped))).equals(HTML));
+    assert.ok(zstdDecompressSync(readFileSync(flatfilePath(dir, zipped))).equals(HTML));
+    assert.equal(JSON.parse(readFileSync(`${flatfilePath(dir, zipped)}.meta`, 'utf8')).zstd, true);
     assert.ok(readFileSync(flatfilePath(dir, raw)).equals(BINARY));
     assert.deepEqual(readdirSync(join(dir, 'flatfile', 'tmp')), []);
+    await s.close();
+  });
+
+  it('reads a gzip body written by an earlier version', async () => {
+    const dir = freshDir();
+    const options = { datastore: 'flatfile', compress: true, compressExcludeMime: [], storeHttpHeader: true, clusters: 2 } as const;
+    let s = openContentStore(dir, options);
+    const ref = await s.put('http://a.test/', doc(HTML));
+    await s.close();
+    // Rewrite the document the way the earlier format had it: a gzip stream, meta {gzip: true} without zstd.
+    const path = flatfilePath(dir, ref);
+    const gz = gzipSync(HTML);
+    writeFileSync(path, gz);
+    const meta = JSON.parse(readFileSync(`${path}.meta`, 'utf8')) as Record<string, unknown>;
+    delete meta.zstd;
+    writeFileSync(`${path}.meta`, JSON.stringify({ ...meta, gzip: true, bytes: gz.length, crc32: crc32(gz) }));
+    s = openContentStore(dir, options);
+    assertSameDoc(await s.get(ref), doc(HTML));
     await s.close();
   });
 });
 
 describe('bstore on disk', () => {
   const options = { datastore: 'bstore', compress: true, compressExcludeMime: [], storeHttpHeader: true, clusters: 1 } as const;
+
+  it('writes zstd bodies and reads a gzip record written by an earlier version', async () => {
+    const dir = freshDir();
+    let s = openContentStore(dir, options);
+    const ref = await s.put('http://a.test/', doc(HTML));
+    await s.close();
+    const r = bsRef(ref);
+    const file = readFileSync(blockFile(dir, r.cluster));
+    const rec = file.subarray(r.offset, r.offset + r.length);
+    assert.equal(rec[4], 4 | 2, 'flags: zstd body, header kept');
+    const bodyAt = r.length - rec.readUInt32LE(16);
+    assert.ok(zstdDecompressSync(rec.subarray(bodyAt)).equals(HTML));
+    // The same record as the earlier format wrote it (flags bit0: gzip), appended on the next block boundary.
+    const gz = gzipSync(HTML);
+    const old = Buffer.concat([rec.subarray(0, bodyAt), gz]);
+    old[4] = 1 | 2;
+    old.writeUInt32LE(gz.length, 16);
+    const crc = crc32(old.subarray(28), crc32(old.subarray(6, 24), crc32(old.subarray(0, 5))));
+    old.writeUInt32LE(crc, 24);
+    const at = file.length;
+    assert.equal(at % 4096, 0);
+    appendFileSync(blockFile(dir, r.cluster), Buffer.concat([old, Buffer.alloc(4096 - (old.length % 4096))]));
+    s = openContentStore(dir, options);
+    assertSameDoc(await s.get(`bs:${r.cluster}:${r.epoch}:${at}:${old.length}:${crc.toString(16).padStart(8, '0')}`), doc(HTML));
+    assertSameDoc(await s.get(ref), doc(HTML));
+    await s.close();
+  });
   const bodyOf = (i: number): StoredDocument => doc(Buffer.from(`document number ${i}\n`.repeat(200 + i)), 'text/plain', `HTTP/1.1 200 OK\r\nX-N: ${i}\r\n`);
 
   /** A crawl store stand-in: url → ref, updated by relocate the way an UPDATE … WHERE content_ref = old would be. */
