@@ -106,6 +106,15 @@ interface RunResult {
   /** What the crawler said about itself (its JSON summary), for cross-checking; not used in the table. */
   readonly ownReport: unknown;
   readonly stderrTail: string;
+  /** CPU seconds by thread name (the crawler's threads, sampled from /proc while it ran); empty where /proc is not there. */
+  readonly threads: ThreadCpu[];
+}
+
+interface ThreadCpu {
+  readonly name: string;
+  readonly count: number;
+  readonly userS: number;
+  readonly sysS: number;
 }
 
 // ------------------------------------------------------------------ helpers
@@ -318,6 +327,65 @@ function plan(name: CrawlerName, site: string, data: string, concurrency: number
   }
 }
 
+
+// ------------------------------------------------------------------ CPU by thread
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux unless getconf says otherwise). */
+let clockTicks: number | undefined;
+function ticksPerSecond(): number {
+  clockTicks ??= Number(sh('getconf', ['CLK_TCK']).out) || 100;
+  return clockTicks;
+}
+
+/**
+ * The crawler's threads and their CPU so far, read from /proc: the process
+ * that /usr/bin/time started (its only child), every task of it, by thread
+ * id. Node names its threads (MainThread, WorkerThread for worker_threads,
+ * V8Worker for the garbage collector's and compiler's helpers,
+ * libuv-worker for the file system pool), so the report can say which part
+ * of a crawler the CPU went to without a profiler and its overhead.
+ */
+function readThreads(timePid: number, into: Map<number, { name: string; user: number; sys: number }>): void {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    return;
+  }
+  if (!pid) return;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return;
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Fields after the parenthesised name: state is 3rd, utime the 14th and stime the 15th of the whole line.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      into.set(Number(tid), { name, user: Number(f[11]), sys: Number(f[12]) });
+    } catch {
+      // the thread ended between readdir and read: its last sample stands
+    }
+  }
+}
+
+/** Threads of one name added up, most CPU first; worker threads keep their thread ids apart (storage, extract, …). */
+function threadTable(samples: ReadonlyMap<number, { name: string; user: number; sys: number }>): ThreadCpu[] {
+  const hz = ticksPerSecond();
+  const by = new Map<string, { count: number; user: number; sys: number }>();
+  const workers = [...samples].filter(([, t]) => t.name === 'WorkerThread').map(([tid]) => tid).sort((a, b) => a - b);
+  for (const [tid, t] of samples) {
+    const name = t.name === 'WorkerThread' ? `WorkerThread #${workers.indexOf(tid) + 1}` : t.name;
+    const b = by.get(name) ?? { count: 0, user: 0, sys: 0 };
+    by.set(name, { count: b.count + 1, user: b.user + t.user, sys: b.sys + t.sys });
+  }
+  return [...by].map(([name, b]) => ({ name, count: b.count, userS: b.user / hz, sysS: b.sys / hz }))
+    .sort((a, b) => b.userS + b.sysS - (a.userS + a.sysS));
+}
+
 async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: string; accessLog: string; timeLimitS: number; reachable: ReadonlyMap<string, ReadonlySet<string>>; reachableTotal: number }): Promise<RunResult> {
   rmSync(o.data, { recursive: true, force: true });
   mkdirSync(o.data, { recursive: true });
@@ -336,7 +404,9 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
   });
   let timedOut = false;
   let stopAt = 0;
-  const timers: NodeJS.Timeout[] = [];
+  const threadSamples = new Map<number, { name: string; user: number; sys: number }>();
+  const sampler = setInterval(() => readThreads(child.pid!, threadSamples), 500);
+  const timers: NodeJS.Timeout[] = [sampler];
   timers.push(setTimeout(() => {
     timedOut = true;
     stopAt = performance.now();
@@ -359,6 +429,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
   const exitCode = await new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
   const t1 = performance.now();
   for (const t of timers) clearTimeout(t);
+  clearInterval(sampler);
   closeSync(out);
   closeSync(err);
   await sleep(300); // nginx writes a request's log line as it finishes it
@@ -376,6 +447,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
     coverage: log.pagesFetched / o.reachableTotal,
     ownReport: p.own(readFileSync(outFile, 'utf8')),
     stderrTail: stderr.slice(-2000),
+    threads: threadTable(threadSamples),
   };
 }
 
@@ -414,6 +486,16 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     lines.push('| trawl ÷ peer | pages/s (>1: trawl faster) | CPU ms/page (<1: trawl cheaper) | peak RSS (<1: trawl smaller) |');
     lines.push('|---|--:|--:|--:|');
     for (const p of peers) lines.push(`| ÷ ${p.crawler} | ${f2(trawl.pagesPerS / p.pagesPerS)} | ${f2(trawl.cpuMsPerPage / p.cpuMsPerPage)} | ${f2(trawl.peakRssMiB / p.peakRssMiB)} |`);
+  }
+  for (const r of runs) {
+    if (r.threads.length === 0 || !(r.log.pagesFetched > 0)) continue;
+    const per = (s: number): string => f2((s * 1000) / r.log.pagesFetched);
+    lines.push('');
+    lines.push(`CPU by thread, ${r.crawler} (sampled from /proc every 0.5 s; ms per page):`);
+    lines.push('');
+    lines.push('| thread | count | user | sys | total |');
+    lines.push('|---|--:|--:|--:|--:|');
+    for (const t of r.threads) if (t.userS + t.sysS >= 0.05) lines.push(`| ${t.name} | ${t.count} | ${per(t.userS)} | ${per(t.sysS)} | ${per(t.userS + t.sysS)} |`);
   }
   return lines.join('\n');
 }
