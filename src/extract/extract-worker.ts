@@ -1,10 +1,12 @@
 /**
  * The worker thread behind ExtractPool: runs extractHtml on pages the main
- * thread sends and answers with the plain-data result.
+ * thread sends and answers with the result packed for the way back
+ * (extract-wire.ts).
  */
 
 import { parentPort } from 'node:worker_threads';
 import { extractHtml, type ExtractHtmlOptions } from './html.ts';
+import { packExtraction } from './extract-wire.ts';
 
 export interface ExtractRequest {
   readonly id: number;
@@ -15,7 +17,7 @@ export interface ExtractRequest {
 
 parentPort?.on('message', (m: ExtractRequest) => {
   try {
-    parentPort!.postMessage({ id: m.id, result: extractHtml(m.body, m.url, m.opts) });
+    parentPort!.postMessage({ id: m.id, result: packExtraction(extractHtml(m.body, m.url, m.opts)) });
   } catch (err) {
     parentPort!.postMessage({ id: m.id, error: (err as Error).message });
   }
