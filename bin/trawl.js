@@ -1,8 +1,14 @@
 #!/usr/bin/env node
-// Entry point for `npx trawl`. In a checkout the TypeScript sources run
-// directly (Node 24 type stripping); a published package, which ships only
-// dist/, runs the compiled JavaScript.
-import { existsSync } from 'node:fs';
+// Entry point for `npx trawl`. A published package, which ships only dist/,
+// runs the compiled JavaScript. In a checkout the TypeScript sources run
+// directly (Node 24 type stripping), unless `npm run build` has compiled
+// dist/ since the last change to src/: then dist/ runs. Type stripping
+// loads Node's TypeScript stripper (a WebAssembly module) into every thread
+// that loads a .ts file, three in a crawl: 27 MiB more peak RSS on the
+// bench crawl (bench/README.md). TRAWL_RUN=source or TRAWL_RUN=dist picks
+// one regardless.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const source = new URL('../src/cli/main.ts', import.meta.url);
@@ -32,5 +38,31 @@ if (!process.execArgv.some((a) => a.startsWith(SEMI_SPACE)) && process.env.TRAWL
   const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
   process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=4`, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], env);
 }
-const { main } = await import(existsSync(source) ? source.href : compiled.href);
+
+/** The newest modification time under `dir` (0 when it does not exist). */
+function newest(dir) {
+  let t = 0;
+  try {
+    for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
+    }
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  return t;
+}
+const builtAt = (() => {
+  try {
+    return statSync(compiled).mtimeMs;
+  } catch {
+    return 0;
+  }
+})();
+const run = process.env.TRAWL_RUN;
+if (run !== undefined && run !== '' && run !== 'source' && run !== 'dist') {
+  process.stderr.write(`trawl: TRAWL_RUN must be "source" or "dist", not ${JSON.stringify(run)}\n`);
+  process.exit(2);
+}
+const fromSource = run === 'source' || (run !== 'dist' && newest(fileURLToPath(new URL('../src', import.meta.url))) > builtAt);
+const { main } = await import(fromSource ? source.href : compiled.href);
 process.exitCode = await main(process.argv);

@@ -10,8 +10,6 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { TrawlError } from '../core/errors.ts';
-import { buildAdminServer } from '../admin/server.ts';
-import { CrawlerService } from '../service/crawler-service.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
 import { wholeNumberOption } from './options.ts';
@@ -53,6 +51,10 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
       if (!isLoopback(opts.host) && token === undefined) {
         throw new TrawlError('TRAWL_ERR_USAGE', `listening on ${opts.host} (not loopback) needs --token-file: the admin protocol can change every collection`);
       }
+      // Loaded here, not at the top: every other command (`trawl crawl` above
+      // all) would otherwise load Fastify and the service too (about 130
+      // modules kept in memory for nothing; bench/README.md, peak RSS).
+      const [{ buildAdminServer }, { CrawlerService }] = await Promise.all([import('../admin/server.ts'), import('../service/crawler-service.ts')]);
       mkdirSync(opts.data, { recursive: true });
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: pino.stdTimeFunctions.isoTime });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));

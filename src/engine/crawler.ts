@@ -29,7 +29,6 @@ import { sharedExtractPool, type ExtractPool } from '../extract/extract-pool.ts'
 import { parseRobotsDirectives, type LinkFlags } from '../extract/html.ts';
 import { looksLikeFeed, parseFeed } from '../extract/feed.ts';
 import { inSitemapScope, parseSitemap } from '../extract/sitemap.ts';
-import { detectLanguage, htmlText } from '../extract/language.ts';
 import { compileRules, includeExcludeRule, type ScopeRule } from '../scope/scope.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
@@ -1006,6 +1005,8 @@ export class CollectionCrawl {
       const exempt = this.focusExempt?.decide({ url: new URL(uri.url), parent: undefined, hops: 0, viaRedirect: false, seed: true });
       if (!exempt || exempt.allowed) {
         const text = new TextDecoder().decode(o.body.subarray(0, 80_000));
+        // Loaded on first use: franc's trigram profiles and the ISO 639-3 table are 0.9 MB of source.
+        const { detectLanguage, htmlText } = await import('../extract/language.ts');
         const lang = detectLanguage({ lang: declaredLang, contentLanguage: o.headers['content-language'], text: isHtml ? htmlText(text) : text });
         if (lang !== undefined && !languages.includes(lang)) {
           const hops = focusHopsOf(uri.flags) + 1;

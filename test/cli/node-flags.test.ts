@@ -2,8 +2,9 @@
 // arenas: the real daemon is started and its /proc entries are read (the
 // process id is the one spawn returned, so signals reach the crawler).
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
@@ -65,5 +66,45 @@ describe('bin/trawl.js Node settings', { skip: !existsSync('/proc/self/cmdline')
     } finally {
       await stop(c);
     }
+  });
+});
+
+describe('bin/trawl.js: sources or dist/', () => {
+  // A copy of the real bin/trawl.js in a scratch checkout whose src/ and
+  // dist/ entry points only say which one ran; their times are set by hand.
+  const root = tempDir('trawl-bin-');
+  mkdirSync(join(root, 'bin'));
+  copyFileSync('bin/trawl.js', join(root, 'bin', 'trawl.js'));
+  writeFileSync(join(root, 'package.json'), '{ "type": "module" }');
+  const entry = (which: string): string => `export async function main(): Promise<number> { process.stdout.write('${which}'); return 0; }\n`;
+  mkdirSync(join(root, 'src', 'cli'), { recursive: true });
+  mkdirSync(join(root, 'src', 'store'));
+  writeFileSync(join(root, 'src', 'cli', 'main.ts'), entry('src'));
+  writeFileSync(join(root, 'src', 'store', 'other.ts'), '');
+  mkdirSync(join(root, 'dist', 'cli'), { recursive: true });
+  writeFileSync(join(root, 'dist', 'cli', 'main.js'), entry('dist').replace(': Promise<number>', ''));
+  const at = (file: string, seconds: number): void => utimesSync(join(root, file), seconds, seconds);
+  const run = (extra: NodeJS.ProcessEnv = {}): string =>
+    execFileSync(process.execPath, [join(root, 'bin', 'trawl.js')], { encoding: 'utf8', env: { ...process.env, TRAWL_NODE_FLAGS: 'keep', TRAWL_RUN: '', ...extra } });
+
+  it('runs dist/ when it was built after the last change to src/, else the sources', () => {
+    at('src/cli/main.ts', 1_000);
+    at('src/store/other.ts', 1_000);
+    at('dist/cli/main.js', 2_000);
+    assert.equal(run(), 'dist');
+    assert.equal(run({ TRAWL_RUN: 'source' }), 'src');
+    at('src/store/other.ts', 3_000); // any file under src/ counts, not only the entry point
+    assert.equal(run(), 'src');
+    assert.equal(run({ TRAWL_RUN: 'dist' }), 'dist');
+    assert.throws(() => run({ TRAWL_RUN: 'js' }), (e: { status?: number; stderr?: string }) => e.status === 2 && /TRAWL_RUN must be "source" or "dist", not "js"/.test(String(e.stderr)));
+    rmSync(join(root, 'dist'), { recursive: true });
+    assert.equal(run(), 'src');
+  });
+
+  it('runs dist/ when there are no sources (the published package)', () => {
+    mkdirSync(join(root, 'dist', 'cli'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'cli', 'main.js'), entry('dist').replace(': Promise<number>', ''));
+    rmSync(join(root, 'src'), { recursive: true });
+    assert.equal(run(), 'dist');
   });
 });
