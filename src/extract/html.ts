@@ -52,6 +52,7 @@
 import { Parser } from 'htmlparser2';
 import type { Handler } from 'htmlparser2';
 import { PRODUCT_TOKEN } from '../core/version.ts';
+import { plainLinkResolver } from './resolve-link.ts';
 
 /** Which link sources are extracted; the keys of MS-FSCCFG 2.2.4.17 `link_extraction` (registry key names). */
 export interface LinkFlags {
@@ -487,12 +488,18 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
     if (b && b.protocol !== 'data:' && b.protocol !== 'javascript:') base = stripFragment(b.href);
   }
   const cache = new Map<string, string | null>();
+  const plain = allowed.has(base.slice(0, base.indexOf(':') + 1)) ? plainLinkResolver(base) : undefined;
   const resolve = (raw: string, against: string): string | undefined => {
     const s = trimAscii(raw);
     if (s === '' || s.charCodeAt(0) === 0x23 /* # */) return undefined; // same-document reference
+    if (against === base && plain) {
+      const r = plain(s);
+      if (r !== undefined) return r;
+    }
     const scheme = schemeOf(s);
     if (scheme !== undefined && !allowed.has(scheme)) return undefined; // skip parsing data:, javascript:, ...
-    const u = URL.parse(s, against);
+    // scheme://… never uses the base: parsing it only for such a link is wasted.
+    const u = scheme !== undefined && s.startsWith('//', scheme.length) ? URL.parse(s) : URL.parse(s, against);
     if (!u || !allowed.has(u.protocol)) return undefined;
     return stripFragment(u.href);
   };

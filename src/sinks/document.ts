@@ -10,7 +10,7 @@
  * instead of `body_content`, so a downstream pipeline can convert it.
  */
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Parser } from 'htmlparser2';
 import { mimeMatches } from '../fetch/mime.ts';
 import type { UriRecord } from '../store/crawl-store.ts';
@@ -54,7 +54,7 @@ export interface SearchDocument {
 
 /** The id a document keeps at every destination: updates replace, deletes find it. */
 export function documentId(url: string): string {
-  return createHash('sha1').update(url).digest('hex');
+  return hash('sha1', url, 'hex');
 }
 
 /** Cuts a string to at most `max` UTF-8 bytes, on a character boundary. */

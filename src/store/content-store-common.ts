@@ -7,7 +7,7 @@
  *                    └─ hex: the flatfile name of the document
  */
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { constants as zc, gunzip, gunzipSync, zstdCompress, zstdCompressSync, zstdDecompress, zstdDecompressSync } from 'node:zlib';
@@ -15,7 +15,7 @@ import { TrawlError } from '../core/errors.ts';
 import type { StorageOptions } from './content-store.ts';
 
 export function urlDigest(url: string): Buffer {
-  return createHash('sha1').update(url, 'utf8').digest();
+  return hash('sha1', url, 'buffer');
 }
 
 /** MS-FSCCFG 2.2.4.6 `clusters`: a stable spread, the same in every process and release. */
