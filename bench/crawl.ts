@@ -109,6 +109,8 @@ interface RunResult {
   readonly stderrTail: string;
   /** CPU seconds by thread name (the crawler's threads, sampled from /proc while it ran); empty where /proc is not there. */
   readonly threads: ThreadCpu[];
+  /** How long a fixed JavaScript loop took just before this crawler ran (see calibrate()). */
+  readonly calibrationMs?: number;
 }
 
 interface ThreadCpu {
@@ -344,6 +346,24 @@ function plan(name: CrawlerName, site: string, data: string, concurrency: number
 }
 
 
+/**
+ * The speed of the machine right now: milliseconds a fixed single-threaded
+ * JavaScript loop takes in a fresh Node, the best of three. The machines
+ * these benchmarks run on are shared and their speed drifts, by up to 2×
+ * within an hour; the report prints this next to each crawler so that a
+ * run whose crawlers met different machines can be told apart.
+ */
+function calibrate(): number {
+  const loop = 'const t=performance.now();let x=0;for(let i=0;i<2e8;i++)x=(x+i*7)%1000003;process.stdout.write(String(performance.now()-t)+" "+x)';
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const r = spawnSync(process.execPath, ['-e', loop], { encoding: 'utf8' });
+    const ms = Number(r.stdout.split(' ')[0]);
+    if (r.status === 0 && Number.isFinite(ms)) best = Math.min(best, ms);
+  }
+  return best;
+}
+
 // ------------------------------------------------------------------ CPU by thread
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux unless getconf says otherwise). */
@@ -503,6 +523,11 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     lines.push('|---|--:|--:|--:|');
     for (const p of peers) lines.push(`| ÷ ${p.crawler} | ${f2(trawl.pagesPerS / p.pagesPerS)} | ${f2(trawl.cpuMsPerPage / p.cpuMsPerPage)} | ${f2(trawl.peakRssMiB / p.peakRssMiB)} |`);
   }
+  const calibrated = runs.filter((r) => r.calibrationMs !== undefined && Number.isFinite(r.calibrationMs));
+  if (calibrated.length > 0) {
+    lines.push('');
+    lines.push(`Machine speed just before each crawler ran (a fixed JavaScript loop, best of three; lower is faster): ${calibrated.map((r) => `${r.crawler} ${f0(r.calibrationMs!)} ms`).join(', ')}.`);
+  }
   for (const r of runs) {
     if (r.threads.length === 0 || !(r.log.pagesFetched > 0)) continue;
     const per = (s: number): string => f2((s * 1000) / r.log.pagesFetched);
@@ -602,7 +627,8 @@ async function main(): Promise<void> {
         console.error(`bench: ${name}: not available; skipped`);
         continue;
       }
-      const r = await runOne(name, p, { data, work, accessLog, timeLimitS, reachable, reachableTotal });
+      const calibrationMs = calibrate();
+      const r = { ...(await runOne(name, p, { data, work, accessLog, timeLimitS, reachable, reachableTotal })), calibrationMs };
       runs.push(r);
       console.error(`bench: ${name}: ${r.log.pagesFetched} pages in ${f1(r.wallS)} s (${f0(r.pagesPerS)}/s), ${f2(r.cpuMsPerPage)} CPU ms/page, ${f0(r.peakRssMiB)} MiB peak, exit ${String(r.exitCode)}${r.timedOut ? ', stopped at the time limit' : ''}`);
       if (!expectedExit(r) && !r.timedOut && r.stderrTail) console.error(r.stderrTail);
