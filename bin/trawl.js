@@ -7,7 +7,7 @@
 // that loads a .ts file, three in a crawl: 27 MiB more peak RSS on the
 // bench crawl (bench/README.md). TRAWL_RUN=source or TRAWL_RUN=dist picks
 // one regardless.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -63,6 +63,13 @@ if (run !== undefined && run !== '' && run !== 'source' && run !== 'dist') {
   process.stderr.write(`trawl: TRAWL_RUN must be "source" or "dist", not ${JSON.stringify(run)}\n`);
   process.exit(2);
 }
-const fromSource = run === 'source' || (run !== 'dist' && newest(fileURLToPath(new URL('../src', import.meta.url))) > builtAt);
-const { main } = await import(fromSource ? source.href : compiled.href);
+const sourceDir = fileURLToPath(new URL('../src', import.meta.url));
+// No dist/ built: the sources, without walking them.
+const fromSource = run === 'source' || (run !== 'dist' && (builtAt === 0 || newest(sourceDir) > builtAt));
+const entry = fromSource ? source : compiled;
+if (run && !existsSync(entry)) {
+  process.stderr.write(`trawl: TRAWL_RUN=${run} but ${fileURLToPath(entry)} does not exist${run === 'dist' ? ' (run npm run build)' : ''}\n`);
+  process.exit(2);
+}
+const { main } = await import(entry.href);
 process.exitCode = await main(process.argv);

@@ -99,6 +99,7 @@ describe('bin/trawl.js: sources or dist/', () => {
     assert.throws(() => run({ TRAWL_RUN: 'js' }), (e: { status?: number; stderr?: string }) => e.status === 2 && /TRAWL_RUN must be "source" or "dist", not "js"/.test(String(e.stderr)));
     rmSync(join(root, 'dist'), { recursive: true });
     assert.equal(run(), 'src');
+    assert.throws(() => run({ TRAWL_RUN: 'dist' }), (e: { status?: number; stderr?: string }) => e.status === 2 && /TRAWL_RUN=dist but .*dist\/cli\/main\.js does not exist \(run npm run build\)/.test(String(e.stderr)));
   });
 
   it('runs dist/ when there are no sources (the published package)', () => {
@@ -106,5 +107,6 @@ describe('bin/trawl.js: sources or dist/', () => {
     writeFileSync(join(root, 'dist', 'cli', 'main.js'), entry('dist').replace(': Promise<number>', ''));
     rmSync(join(root, 'src'), { recursive: true });
     assert.equal(run(), 'dist');
+    assert.throws(() => run({ TRAWL_RUN: 'source' }), (e: { status?: number; stderr?: string }) => e.status === 2 && /TRAWL_RUN=source but .*src\/cli\/main\.ts does not exist\n/.test(String(e.stderr)));
   });
 });
