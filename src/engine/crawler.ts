@@ -17,6 +17,7 @@
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
+import { BoundedMap } from '../core/bounded-map.ts';
 import { domainOf, normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import type { DocSkipCode, UriSkipCode } from '../core/skip-codes.ts';
 import type { CollectionConfig } from '../config/model.ts';
@@ -202,7 +203,7 @@ export class CollectionCrawl {
    * page has (navigation) were seen moments ago; they are counted as `ic`
    * here without a store round trip. The store still decides for the rest.
    */
-  private readonly screened = new Map<string, string>();
+  private screened = new BoundedMap<string, string>(100_000);
   private readonly siteNames = new Map<string, string>();
   private screenedMax = 100_000;
   /**
@@ -211,7 +212,7 @@ export class CollectionCrawl {
    * every page, and normalizing them again was 6% of the crawl's main
    * thread on the bench site. Bounded like the screened cache.
    */
-  private readonly normalized = new Map<string, string | null>();
+  private normalized = new BoundedMap<string, string | null>(100_000);
   /**
    * MS-FSCCFG 2.2.4.5 `log`: `screened` (default none) logs every URI the
    * scope, robots.txt or the seen check turned away; `fetch` (default text)
@@ -241,7 +242,6 @@ export class CollectionCrawl {
     if (known !== undefined) return known ?? undefined;
     const n = this.normalize(abs);
     this.normalized.set(abs, n ?? null);
-    if (this.normalized.size > Math.max(this.screenedMax, 10_000)) this.normalized.delete(this.normalized.keys().next().value!);
     return n;
   }
 
@@ -332,6 +332,8 @@ export class CollectionCrawl {
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     this.screenedMax = s.cachesize.screened ?? 100_000;
+    this.screened = new BoundedMap(Math.max(1, this.screenedMax));
+    this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
     const exempt = compileRules(s.focused.excludeDomains, true);
@@ -1232,9 +1234,7 @@ export class CollectionCrawl {
   /** Remembers a URL as seen in this cycle (bounded: the oldest is forgotten first). */
   private screen(url: string, site: string): void {
     if (this.screenedMax <= 0) return;
-    this.screened.delete(url);
-    this.screened.set(url, this.siteName(site));
-    if (this.screened.size > this.screenedMax) this.screened.delete(this.screened.keys().next().value!);
+    this.screened.refresh(url, this.siteName(site));
   }
 
   /**
