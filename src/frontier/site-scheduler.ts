@@ -54,6 +54,8 @@ export class SiteState {
   /** Set when the site is done for this cycle (max_doc, backoff counter, robots). */
   closed = false;
   active = false;
+  /** In the waiting line (kept on the site: a search of the line was O(sites) per queued URI). */
+  waiting = false;
   /** A lease or robots fetch is being prepared for this site. */
   busy = false;
   /** The sub-collection of the request being started (its delay applies). */
@@ -73,7 +75,9 @@ export class SiteState {
 
 export class SiteScheduler {
   private readonly sites = new Map<string, SiteState>();
-  private readonly waiting: SiteState[] = [];
+  /** The waiting line, FIFO: sites from `waitingHead` on (a shift() per site taken was O(sites)). */
+  private waiting: SiteState[] = [];
+  private waitingHead = 0;
   private readonly active: SiteState[] = [];
   private readonly gates = new Map<string, Gate>();
   private rotor = 0;
@@ -115,14 +119,29 @@ export class SiteScheduler {
   addWork(site: string, n: number): SiteState {
     const s = this.get(site);
     s.queued += n;
-    if (!s.active && !s.closed && !this.waiting.includes(s)) this.waiting.push(s);
+    if (!s.active && !s.closed) this.wait(s);
     return s;
+  }
+
+  private wait(s: SiteState): void {
+    if (s.waiting) return;
+    s.waiting = true;
+    this.waiting.push(s);
+  }
+
+  private get waitingCount(): number {
+    return this.waiting.length - this.waitingHead;
   }
 
   /** Moves waiting sites into the active set, up to max_sites. */
   private fill(): void {
-    while (this.active.length < this.policy.maxSites && this.waiting.length > 0) {
-      const s = this.waiting.shift()!;
+    while (this.active.length < this.policy.maxSites && this.waitingCount > 0) {
+      const s = this.waiting[this.waitingHead++]!;
+      s.waiting = false;
+      if (this.waitingHead >= 1024 && this.waitingHead * 2 >= this.waiting.length) {
+        this.waiting = this.waiting.slice(this.waitingHead);
+        this.waitingHead = 0;
+      }
       if (!s.hasWork) continue;
       s.active = true;
       s.sinceActive = 0;
@@ -135,11 +154,11 @@ export class SiteScheduler {
     for (let i = this.active.length - 1; i >= 0; i--) {
       const s = this.active[i]!;
       if (s.inFlight > 0 || s.busy) continue;
-      const rotate = this.policy.maxInterDocs !== undefined && s.sinceActive >= this.policy.maxInterDocs && this.waiting.length > 0;
+      const rotate = this.policy.maxInterDocs !== undefined && s.sinceActive >= this.policy.maxInterDocs && this.waitingCount > 0;
       if (!s.hasWork || rotate) {
         this.active.splice(i, 1);
         s.active = false;
-        if (s.hasWork) this.waiting.push(s);
+        if (s.hasWork) this.wait(s);
       }
     }
   }

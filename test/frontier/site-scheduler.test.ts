@@ -63,6 +63,25 @@ describe('site scheduler', () => {
     assert.deepEqual(s.ready(10).sites, [b]);
   });
 
+  it('activates waiting sites once each, first come first served, through thousands of sites', () => {
+    // max_sites 1: each site is taken from the waiting line only when the one before it has no work left.
+    const s = new SiteScheduler(policy({ maxSites: 1, delayMs: () => 0 }));
+    const sites = Array.from({ length: 5000 }, (_, i) => `http://h${i}:80`);
+    for (let round = 0; round < 3; round++) for (const site of sites) s.addWork(site, 1);
+    const order: string[] = [];
+    for (let t = 0; order.length < sites.length + 10; t++) {
+      const ready = s.ready(t).sites;
+      if (ready.length === 0) break;
+      assert.equal(ready.length, 1);
+      const site = ready[0]!;
+      order.push(site.site);
+      site.queued = 0; // its three URIs are done
+      // A site that gets work again after it was drained and left the active set waits at the back of the line.
+      if (site.site === 'http://h20:80') s.addWork('http://h10:80', 1);
+    }
+    assert.deepEqual(order, [...sites, 'http://h10:80']);
+  });
+
   it('is idle when no site has work and nothing is in flight', () => {
     const s = new SiteScheduler(policy());
     const a = s.addWork('http://a:80', 1);
