@@ -1,0 +1,55 @@
+/**
+ * The floor under any Node crawler on this machine: the bench site's
+ * reachable pages fetched with undici (trawl's HTTP client), 64 at once
+ * with 8 connections per host as in the crawl benchmark, each body read
+ * into one Buffer and dropped. No parsing, no storage, no politeness.
+ * bench/README.md (*Where the time goes*) sets trawl's CPU per page
+ * against this one.
+ *
+ *   node bench/fetch-floor.ts [--site DIR]     (nginx must be serving DIR: bash bench/nginx.sh start DIR)
+ */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { defaultSiteDir, parseFlags, type SiteManifest } from './site/generate.ts';
+
+const f = parseFlags(process.argv.slice(2), { site: 'string' });
+if (f.help) {
+  console.log('usage: node bench/fetch-floor.ts [--site DIR]   (start nginx first: bash bench/nginx.sh start DIR)');
+  process.exit(0);
+}
+const site = typeof f.site === 'string' ? f.site : defaultSiteDir(50, 2000);
+let manifest: SiteManifest;
+try {
+  manifest = JSON.parse(readFileSync(join(site, 'manifest.json'), 'utf8')) as SiteManifest;
+} catch (err) {
+  console.error(`fetch-floor: cannot read ${join(site, 'manifest.json')} (${(err as Error).message}); generate the site with npm run bench:crawl first`);
+  process.exit(2);
+}
+const urls = manifest.perHost.flatMap((h) => h.reachable.map((p) => `${h.origin}${p}`));
+
+const CONCURRENCY = 64;
+const agent = new Agent({ connections: 8 });
+let next = 0;
+let bytes = 0;
+let failures = 0;
+const t0 = performance.now();
+const cpu0 = process.cpuUsage();
+await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+  while (next < urls.length) {
+    const url = urls[next++]!;
+    const res = await request(url, { dispatcher: agent, headers: { 'user-agent': 'trawl-fetch-floor' } });
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) chunks.push(chunk as Buffer);
+    bytes += Buffer.concat(chunks).length;
+    if (res.statusCode !== 200) failures++;
+  }
+}));
+const cpu = process.cpuUsage(cpu0);
+const s = (performance.now() - t0) / 1000;
+await agent.close();
+const perPage = (us: number): string => (us / 1000 / urls.length).toFixed(3);
+console.log(`${urls.length.toLocaleString('en-US')} pages (${failures} not 200), ${(bytes / 1048576).toFixed(0)} MiB in ${s.toFixed(1)} s: ${Math.round(urls.length / s).toLocaleString('en-US')} pages/s, ` +
+  `${perPage(cpu.user + cpu.system)} CPU ms/page (user ${perPage(cpu.user)}, sys ${perPage(cpu.system)})`);
+if (failures > 0) process.exitCode = 1;
