@@ -235,9 +235,18 @@ export class SiteScheduler {
     s.pausedUntilMs = Math.max(s.pausedUntilMs, untilMs);
   }
 
-  /** True when no site has work and nothing is in flight. */
+  /**
+   * True when no site has work and nothing is in flight. Only the active set
+   * and the waiting line are searched: a site with work is always in one of
+   * them (addWork and prune put it there), and a site leaves the active set
+   * only when nothing of it is in flight or being prepared. The crawl loop
+   * asks this whenever no task runs, which in a politeness-bound crawl is
+   * after nearly every fetch; walking every site known to the cycle made
+   * that O(sites), 1 M iterations in a broad crawl.
+   */
   idle(): boolean {
-    for (const s of this.sites.values()) if (s.hasWork || s.inFlight > 0 || s.busy) return false;
+    for (const s of this.active) if (s.hasWork || s.inFlight > 0 || s.busy) return false;
+    for (let i = this.waitingHead; i < this.waiting.length; i++) if (this.waiting[i]!.hasWork) return false;
     return true;
   }
 

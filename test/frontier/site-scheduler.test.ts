@@ -89,4 +89,28 @@ describe('site scheduler', () => {
     a.queued = 0;
     assert.equal(s.idle(), true);
   });
+
+  it('is idle only when the active set and the waiting line hold nothing to do', () => {
+    const s = new SiteScheduler(policy({ maxSites: 2 }));
+    const done = Array.from({ length: 1000 }, (_, i) => s.addWork(`http://d${i}:80`, 1));
+    for (const d of done) d.queued = 0; // drained while they waited: fill() skips them
+    const late = s.addWork('http://late:80', 1);
+    assert.equal(s.idle(), false, 'a site with work at the back of the waiting line');
+    const [first] = s.ready(0).sites;
+    assert.equal(first, late);
+    s.started(late, 0);
+    late.queued = 0;
+    assert.equal(s.idle(), false, 'a request of an active site is in flight');
+    s.finished(late, true);
+    late.busy = true;
+    assert.equal(s.idle(), false, 'an active site is preparing a lease');
+    late.busy = false;
+    assert.equal(s.idle(), true);
+    // Work that arrives for a drained site brings it back into the line.
+    s.ready(0);
+    s.addWork('http://d500:80', 2);
+    assert.equal(s.idle(), false);
+    done[500]!.closed = true;
+    assert.equal(s.idle(), true, 'a closed site has no work');
+  });
 });
