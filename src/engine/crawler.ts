@@ -36,7 +36,7 @@ import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import { focusHopsOf, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type FeedOp, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { SiteStats } from '../stats/site-stats.ts';
-import { RobotsManager } from './robots-manager.ts';
+import { RobotsManager, type KnownRobots } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
 
 export interface CrawlEvent {
@@ -86,6 +86,8 @@ export interface CrawlerOptions {
   readonly onFeed?: () => void;
   /** Where pages are parsed; default: the process's worker thread (src/extract/extract-pool.ts). */
   readonly extractPool?: ExtractPool;
+  /** How many sites' robots rules stay in memory (default ROBOTS_MEMO_MAX; the rest are read back from the crawl store). */
+  readonly robotsMemo?: number;
 }
 
 /**
@@ -315,7 +317,7 @@ export class CollectionCrawl {
     this.robots = new RobotsManager(this.store, this.rt.name, this.fetcher, {
       obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
       productToken: this.rt.productToken, headers: this.rt.headers, maxBytes: 512 * 1024,
-    }, this.now);
+    }, this.now, this.opts.robotsMemo);
     const rt = this.rt;
     this.sched = new SiteScheduler({
       maxPending: s.maxPending,
@@ -326,7 +328,7 @@ export class CollectionCrawl {
       delayMs: (site: SiteState) => {
         const d = rt.delayNow(site.sub, new Date(this.now()));
         const base = d === 'suspend' ? 0 : d;
-        const crawlDelay = s.obeyRobotsDelay ? (this.robots.known(site.site)?.rules.crawlDelayS ?? 0) * 1000 : 0;
+        const crawlDelay = s.obeyRobotsDelay ? site.crawlDelayMs : 0;
         return Math.max(base, crawlDelay);
       },
     });
@@ -589,14 +591,20 @@ export class CollectionCrawl {
       // ipmask / ip6mask domain rules depend on host and address only: judged once per site, before any request.
       const refusedByAddress = resolved.ok && this.rt.addressScope ? this.rt.addressScope(new URL(site.site), resolved.address) : undefined;
       if (refusedByAddress && !refusedByAddress.allowed) this.addressRefused.set(site.site, refusedByAddress.reason);
-      let needRobots = this.rt.settings.robots && !this.addressRefused.has(site.site) && !this.robots.known(site.site);
+      // The rules this task judges its URI by: held here, because the robots memory cache
+      // may forget the site while the task awaits (it keeps the sites seen last).
+      let robots = this.robots.known(site.site);
+      let needRobots = this.rt.settings.robots && !this.addressRefused.has(site.site) && !robots;
       if (needRobots) {
         const cached = await this.robots.cached(site.site);
         if (cached) {
           needRobots = false;
+          robots = cached;
+          // Queued once per cycle: the store ignores sitemaps already seen when the site is read back.
           await this.queueRobotsSitemaps(site, cached.parsed.sitemaps);
         }
       }
+      if (robots) site.crawlDelayMs = (robots.rules.crawlDelayS ?? 0) * 1000;
       if (needRobots) {
         if (!resolved.ok) {
           // Nothing can be fetched from this site; its URIs fail one by one below without a request.
@@ -608,6 +616,7 @@ export class CollectionCrawl {
           const stats = { bytesIn: 0, bytesOut: 0, requests: 0 };
           try {
             const r = await this.robots.fetch(site.site, stats, this.abort.signal, () => this.sched.sent(site, this.now()));
+            site.crawlDelayMs = (r.rules.crawlDelayS ?? 0) * 1000;
             this.c.robotsRequests += stats.requests;
             this.c.bytesIn += stats.bytesIn;
             const st = this.statsFor(site.site);
@@ -631,7 +640,7 @@ export class CollectionCrawl {
       }
       const uri = site.buffer.shift() as LeasedUri | undefined;
       if (!uri) return;
-      await this.fetchOne(site, uri);
+      await this.fetchOne(site, uri, robots);
     } finally {
       site.busy = false;
     }
@@ -659,12 +668,11 @@ export class CollectionCrawl {
     if (this.logScreened) this.emit({ type: 'skip', url, code, message: reason });
   }
 
-  private async fetchOne(site: SiteState, uri: LeasedUri): Promise<void> {
+  private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined): Promise<void> {
     const url = new URL(uri.url);
     const settings = this.rt.settingsFor(uri.sub);
     const st = this.statsFor(site.site);
     // robots.txt is consulted when the URI is about to be fetched (its rules may be newer than the link).
-    const robots = this.robots.known(site.site);
     if (robots?.unreachable) {
       // robots.txt could not even be requested: every URI of the site fails the same way, without a request.
       const st2 = this.statsFor(site.site);

@@ -62,6 +62,8 @@ export class SiteState {
   sub: string | undefined;
   /** Set when the next URI needs a longer delay than the gate allows for (a sub-collection's). */
   notBeforeMs = 0;
+  /** The Crawl-delay of the site's robots.txt, in ms (0: none, or not known yet). */
+  crawlDelayMs = 0;
 
   constructor(site: string, gate: Gate) {
     this.site = site;

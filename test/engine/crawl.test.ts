@@ -157,6 +157,36 @@ describe('politeness, measured at the server', () => {
     }
   });
 
+  it('keeps obeying robots.txt and Crawl-delay when the robots memory cache has forgotten a site', async () => {
+    // A one-site memory cache: every other site's robots.txt pushes the last one out while its
+    // pages are still being fetched, so each site's rules are read back from the crawl store.
+    const ips = ['127.0.1.61', '127.0.1.62', '127.0.1.63', '127.0.1.64'];
+    const hosts = ips.map((ip, k) => {
+      const routes: Record<string, { kind: 'html' | 'robots'; body: string }> = {
+        '/robots.txt': { kind: 'robots', body: `User-agent: *\nDisallow: /private/\n${k === 0 ? 'Crawl-delay: 0.3\n' : ''}` },
+        '/': { kind: 'html', body: `<h1>${ip}</h1>${Array.from({ length: 4 }, (_, i) => `<a href="/p${i}.html">p</a>`).join('')}<a href="/private/x.html">x</a>` },
+        '/private/x.html': { kind: 'html', body: '<p>robots.txt forbids this page</p>' },
+      };
+      for (let i = 0; i < 4; i++) routes[`/p${i}.html`] = { kind: 'html', body: `<p>${ip} page ${i}</p>` };
+      return { ip, routes };
+    });
+    const site = await startFixtureSite(hosts);
+    try {
+      const run = await runCrawl(collectionXml(`${list('start_uris', ips.map((ip) => site.host(ip).url('/')))}<attrib name="delay" type="real">0</attrib>
+        <attrib name="obey_robots_delay" type="boolean">yes</attrib><attrib name="max_pending" type="integer">1</attrib>`), { robotsMemo: 1 });
+      for (const ip of ips) {
+        const paths = site.fetchedPaths(ip);
+        assert.deepEqual(paths.filter((p) => p === '/robots.txt'), ['/robots.txt'], `${ip}: robots.txt fetched once, then read back from the store: ${JSON.stringify(paths)}`);
+        assert.deepEqual(paths.filter((p) => p.startsWith('/private/')), [], `${ip} was asked for a page its robots.txt disallows`);
+        assert.deepEqual([...paths].sort(), ['/', '/p0.html', '/p1.html', '/p2.html', '/p3.html', '/robots.txt'], ip);
+      }
+      assert.ok(site.minStartGapMs(ips[0]!) >= 285, `Crawl-delay 0.3 s, smallest gap ${site.minStartGapMs(ips[0]!)} ms`);
+      assert.equal(run.summary.uriSkips.ro, ips.length);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('honours Retry-After on 503 before retrying (http_errors 503 RETRY:1)', async () => {
     let calls = 0;
     const routes = {

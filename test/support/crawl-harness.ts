@@ -31,7 +31,7 @@ export interface CrawlRun {
   readonly dir: string;
 }
 
-export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number } = {}): Promise<CrawlRun> {
+export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number } = {}): Promise<CrawlRun> {
   const r = readConfigXml(xml, 'test.xml');
   assert.deepEqual(r.diagnostics.filter((d) => d.severity === 'error'), []);
   const config = r.document.collections[0]!;
@@ -46,6 +46,7 @@ export async function runCrawl(xml: string, opts: { dir?: string; lookup?: Looku
       ...(opts.lookup ? { lookup: opts.lookup } : {}),
       ...(opts.maxPages !== undefined ? { maxPages: opts.maxPages } : {}),
       ...(opts.maxConcurrency !== undefined ? { maxConcurrency: opts.maxConcurrency } : {}),
+      ...(opts.robotsMemo !== undefined ? { robotsMemo: opts.robotsMemo } : {}),
     });
     const summary = await crawl.runCycle();
     const records = await store.listRecords('t');
