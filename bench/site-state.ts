@@ -1,0 +1,97 @@
+// What a crawl keeps in memory per site, for broad crawls over many hosts:
+// the heap each per-site structure holds with N sites known to the cycle,
+// and the time of the crawl loop's idle check at that size.
+//   node --expose-gc bench/site-state.ts [--sites 1000000]
+// Needs --expose-gc: each figure is heapUsed after two full GCs, before
+// and after N sites' worth of the structure is built.
+import { RobotsManager, ROBOTS_MEMO_MAX } from '../src/engine/robots-manager.ts';
+import { EgressChecker, SiteResolver } from '../src/fetch/egress.ts';
+import type { HttpFetcher } from '../src/fetch/http-fetcher.ts';
+import { SiteScheduler } from '../src/frontier/site-scheduler.ts';
+import { SiteStats } from '../src/stats/site-stats.ts';
+import type { CrawlStore, RobotsRow } from '../src/store/crawl-store.ts';
+
+const arg = (name: string, def: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) {
+  console.error('usage: node --expose-gc bench/site-state.ts [--sites N]');
+  process.exit(2);
+}
+const N = arg('sites', 1_000_000);
+const heap = (): number => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+const names = Array.from({ length: N }, (_, i) => `http://host-${i}.bench.test`);
+const hosts = names.map((n) => n.slice('http://'.length));
+const rows: string[] = [`| per site, ${N.toLocaleString('en')} sites | bytes per site | MiB in all |`, '|---|--:|--:|'];
+const keep: unknown[] = [];
+async function measure(what: string, build: () => unknown): Promise<void> {
+  const before = heap();
+  keep.push(await build());
+  const bytes = heap() - before;
+  rows.push(`| ${what} | ${Math.round(bytes / N).toLocaleString('en')} | ${(bytes / 1048576).toFixed(0)} |`);
+}
+
+// The scheduler's SiteState, gate and map entry, as addWork makes them.
+const policy = { delayMs: () => 0, maxPending: 8, maxSites: 128, maxInterDocs: undefined, maxBackoffDelayMs: 600_000 };
+const sched = new SiteScheduler(policy);
+await measure('`SiteScheduler`: `SiteState`, its gate, the map entries', () => {
+  for (const n of names) sched.addWork(n, 1);
+  return sched;
+});
+
+// Statistics after a few documents (MS-FSCADM site schema), as the crawler keeps them per site.
+await measure('`SiteStats` after ten documents', () => {
+  const m = new Map<string, SiteStats>();
+  for (const n of names) {
+    const st = new SiteStats();
+    st.add('Processed', 10);
+    st.add('Downloaded', 9);
+    st.add('Stored', 8);
+    st.add('ReadNet', 80_000);
+    st.download(0.05, 8000);
+    st.count('HTTPResponse', '200', 8);
+    st.count('HTTPResponse', '404', 1);
+    st.count('MimeType', 'text/html', 9);
+    st.count('URISkip', 'ro', 2);
+    st.data.discrete.LastUri = `${n}/page-9.html`;
+    m.set(n, st);
+  }
+  return m;
+});
+
+// The robots cache, filled through its own read-back path from a store holding every site's robots.txt.
+const robotsBody = new TextEncoder().encode('User-agent: *\nDisallow: /private/\nDisallow: /cgi-bin/\nAllow: /private/open/\nSitemap: http://example.com/sitemap.xml\n');
+const store = { getRobots: async (): Promise<RobotsRow> => ({ fetchedMs: Date.now(), status: 200, body: robotsBody }) } as unknown as CrawlStore;
+const settings = { obey: true, ttlS: 86_400, timeoutS: 10, authIgnore: true, toutIgnore: true, productToken: 'trawl', headers: {}, maxBytes: 512 * 1024 };
+await measure(`\`RobotsManager\` (a 4-line robots.txt; the last ${ROBOTS_MEMO_MAX.toLocaleString('en')} sites)`, async () => {
+  const robots = new RobotsManager(store, 'bench', {} as HttpFetcher, settings);
+  for (const n of names) await robots.cached(n);
+  return robots;
+});
+
+// Pinned DNS answers (dns_ttl), one per host, from a lookup that answers at once.
+await measure('`SiteResolver`: the pinned address', async () => {
+  const resolver = new SiteResolver(new EgressChecker({ allowLoopback: true, allowPrivateNetworks: false, allowLinkLocal: false, allowIps: [], denyIps: [] }), 3_600_000, async () => [{ address: '127.0.0.1', family: 4 }]);
+  for (const h of hosts) await resolver.resolve(h);
+  return resolver;
+});
+
+// The idle check, with every site drained but the last one known.
+for (const n of names) sched.get(n).queued = 0;
+sched.ready(0);
+sched.addWork(names[N - 1]!, 1);
+sched.ready(0);
+let calls = 0;
+const t0 = performance.now();
+while (performance.now() - t0 < 500) {
+  if (sched.idle()) throw new Error('a site still has work');
+  calls++;
+}
+console.log(rows.join('\n'));
+console.log(`\n\`SiteScheduler.idle()\` with ${N.toLocaleString('en')} sites known: ${((performance.now() - t0) * 1000 / calls).toFixed(2)} µs per call`);
