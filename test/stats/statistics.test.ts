@@ -581,6 +581,33 @@ describe('deltas from the engine\'s counters (site-stats.ts)', () => {
     assert.throws(() => deltaFromCounters('siteschema', undefined, { totals: site.data, pp: { PPFed: 1 } }), TypeError);
   });
 
+  it('histogram buckets count, merge and survive the JSON round trip, a `__proto__` bucket included', () => {
+    const site = new SiteStats();
+    for (const code of ['200', '200', '404', '301', '200']) site.count('HTTPResponse', code);
+    site.count('MimeType', '__proto__', 2); // a Content-Type is whatever the server sent
+    site.count('MimeType', 'text/html');
+    site.count('MimeType', '__proto__');
+    site.count('URISkip', 'ro', 4);
+    assert.deepEqual({ ...site.data.histograms.HTTPResponse }, { 200: 3, 301: 1, 404: 1 });
+    assert.equal(Object.getPrototypeOf(site.data.histograms.MimeType), Object.prototype, 'the bucket did not replace the prototype');
+    assert.equal(site.data.histograms.MimeType['__proto__'], 3);
+    const json = JSON.stringify(site);
+    assert.match(json, /"HTTPResponse":\{"200":3,"301":1,"404":1\}/);
+    assert.match(json, /"MimeType":\{"__proto__":3,"text\/html":1\}/);
+    const back = SiteStats.parse(json);
+    assert.deepEqual(JSON.parse(JSON.stringify(back)), JSON.parse(json));
+    back.count('HTTPResponse', '200');
+    back.count('MimeType', '__proto__');
+    assert.equal(back.data.histograms.HTTPResponse['200'], 4);
+    assert.equal(back.data.histograms.MimeType['__proto__'], 4);
+    const sum = new SiteStats();
+    sum.merge(site.data);
+    sum.merge(back.data);
+    assert.deepEqual({ ...sum.data.histograms.HTTPResponse }, { 200: 7, 301: 2, 404: 2 });
+    assert.equal(sum.data.histograms.MimeType['__proto__'], 7);
+    assert.deepEqual({ ...sum.data.histograms.URISkip }, { ro: 8 });
+  });
+
   it('absorbCounters keeps the snapshot, so repeated absorbs add only growth', () => {
     const a = new SiteStats();
     const b = new SiteStats();
