@@ -36,7 +36,7 @@ import type { Feeder } from '../sinks/feeder.ts';
 import { destinationsOf, pausedByConfig, resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/sink.ts';
 import { SiteStats } from '../stats/site-stats.ts';
-import { dnsErrorOutcome, GlobalStatistics, Statistics, sumSiteCounters, type StatusCode } from '../stats/statistics.ts';
+import { dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
 
 export interface ServiceOptions {
   readonly dataDir: string;
@@ -301,7 +301,7 @@ export class CrawlerService {
   // ------------------------------------------------------------ statistics
 
   private absorb(r: Runner, cycleEnded: boolean): void {
-    const counters = r.crawl ? [...r.crawl.siteCounters().values()].map((s) => s.data) : [];
+    const totals = r.crawl?.counterTotals();
     const name = r.config.name;
     const feeding = this.feedingNow(r);
     const state = {
@@ -313,7 +313,7 @@ export class CrawlerService {
       crawlLimit: this.cachedExtra.get(name)?.refreshOnly ? 'user' as const : 'none' as const,
     };
     const pp = r.feeder ? { ...r.feeder.counters } : undefined;
-    if (counters.length > 0) r.stats.absorbCounters({ totals: sumSiteCounters(counters), ...(pp ? { pp } : {}) }, state);
+    if (totals) r.stats.absorbCounters({ totals, ...(pp ? { pp } : {}) }, state);
     else r.stats.absorbFeeding(pp, state);
     const nowS = this.now() / 1000;
     if (cycleEnded) r.stats.newCycle(nowS);

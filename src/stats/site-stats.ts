@@ -76,11 +76,33 @@ export function emptyStats(): StatsData {
   };
 }
 
+/** Folds one site's discrete values into a collection's (what `SiteStats.merge` does with them). */
+export function mergeDiscrete(into: StatsData['discrete'], other: StatsData['discrete']): void {
+  into.QueueLength += other.QueueLength;
+  if (other.CrawlStarted > 0 && (into.CrawlStarted === 0 || other.CrawlStarted < into.CrawlStarted)) into.CrawlStarted = other.CrawlStarted;
+  into.CrawlEnded = Math.max(into.CrawlEnded, other.CrawlEnded);
+  into.Epoch = Math.max(into.Epoch, other.Epoch);
+  into.LastRefresh = Math.max(into.LastRefresh, other.LastRefresh);
+  if (other.LastUri) into.LastUri = other.LastUri;
+}
+
 export class SiteStats {
   readonly data: StatsData;
+  /**
+   * The collection's running totals, told of every count this site makes
+   * (add, count, download), so that the collection's counters need no sum
+   * over every site's histograms (see CollectionCrawl.counterTotals).
+   */
+  private totals: SiteStats | undefined;
 
-  constructor(data: StatsData = emptyStats()) {
+  constructor(data: StatsData = emptyStats(), totals?: SiteStats) {
     this.data = data;
+    this.totals = totals;
+  }
+
+  /** From now on, every count is also made in `totals` (which the caller has brought up to this site's counts). */
+  attach(totals: SiteStats): void {
+    this.totals = totals;
   }
 
   static parse(json: string | undefined): SiteStats {
@@ -100,37 +122,37 @@ export class SiteStats {
 
   add(key: ContinuousKey, n = 1): void {
     this.data.continuous[key] += n;
+    this.totals?.add(key, n);
   }
 
   count(key: HistogramKey, bucket: string, n = 1): void {
     bump(this.data.histograms[key], bucket, n);
+    this.totals?.count(key, bucket, n);
   }
 
   /** One download: its time (seconds) and size (bytes). */
   download(seconds: number, bytes: number): void {
     this.add('DLTime', seconds);
     this.add('DocSize', bytes);
+    this.raiseMaxima(bytes, seconds);
+  }
+
+  private raiseMaxima(bytes: number, seconds: number): void {
     if (bytes > this.data.maxima.DocSizeMax) this.data.maxima.DocSizeMax = bytes;
     if (seconds > this.data.maxima.DLTimeMax) this.data.maxima.DLTimeMax = seconds;
+    this.totals?.raiseMaxima(bytes, seconds);
   }
 
   toJSON(): StatsData {
     return this.data;
   }
 
-  /** Adds another site's statistics into this one (for collection totals). */
+  /** Adds another site's statistics into this one (for collection totals; not passed on to `totals`). */
   merge(other: StatsData): void {
     for (const k of CONTINUOUS_KEYS) this.data.continuous[k] += other.continuous[k];
-    for (const h of HISTOGRAM_KEYS) for (const [b, n] of Object.entries(other.histograms[h])) this.count(h, b, n);
+    for (const h of HISTOGRAM_KEYS) for (const [b, n] of Object.entries(other.histograms[h])) bump(this.data.histograms[h], b, n);
     this.data.maxima.DocSizeMax = Math.max(this.data.maxima.DocSizeMax, other.maxima.DocSizeMax);
     this.data.maxima.DLTimeMax = Math.max(this.data.maxima.DLTimeMax, other.maxima.DLTimeMax);
-    this.data.discrete.QueueLength += other.discrete.QueueLength;
-    if (other.discrete.CrawlStarted > 0 && (this.data.discrete.CrawlStarted === 0 || other.discrete.CrawlStarted < this.data.discrete.CrawlStarted)) {
-      this.data.discrete.CrawlStarted = other.discrete.CrawlStarted;
-    }
-    this.data.discrete.CrawlEnded = Math.max(this.data.discrete.CrawlEnded, other.discrete.CrawlEnded);
-    this.data.discrete.Epoch = Math.max(this.data.discrete.Epoch, other.discrete.Epoch);
-    this.data.discrete.LastRefresh = Math.max(this.data.discrete.LastRefresh, other.discrete.LastRefresh);
-    if (other.discrete.LastUri) this.data.discrete.LastUri = other.discrete.LastUri;
+    mergeDiscrete(this.data.discrete, other.discrete);
   }
 }

@@ -416,7 +416,7 @@ function carryOver(schema: SchemaName, from: Values, startTs: number): Values {
 
 /** Cumulative counters as the engine keeps them; deltas are their growth. */
 export interface CounterSnapshot {
-  /** One site's counters, or the collection's: the sum of its sites (`sumSiteCounters`). */
+  /** One site's counters, or the collection's: the sum of its sites (`sumSiteCounters`, or a crawl's running `counterTotals`). */
   readonly totals: StatsData;
   /** The collection's content-submission counters, cumulative (collection scope only). */
   readonly pp?: Readonly<Partial<Record<PPCounter, number>>>;

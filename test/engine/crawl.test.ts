@@ -7,7 +7,15 @@ import { after, before, describe, it } from 'node:test';
 import {
   diffAgainstExpected, STANDARD_IPS, STANDARD_SITE_EXPECTED, standardSite, startFixtureSite, type FixtureSite,
 } from '../support/fixture-site.ts';
-import { byPath, collectionXml, runCrawl, tempDir } from '../support/crawl-harness.ts';
+import { byPath, collectionXml, runCrawl, tempDir, type CrawlRun } from '../support/crawl-harness.ts';
+import type { StatsData } from '../../src/stats/site-stats.ts';
+
+/** The running totals equal the site-by-site sum (DLTime up to the order of float additions). */
+function assertCountersAgree(c: CrawlRun['counters']): void {
+  const round = (d: StatsData) => ({ ...d, continuous: { ...d.continuous, DLTime: Number(d.continuous.DLTime.toFixed(9)) } });
+  assert.ok(c.running, 'no running totals');
+  assert.deepEqual(JSON.parse(JSON.stringify(round(c.running))), JSON.parse(JSON.stringify(round(c.summed))));
+}
 
 const list = (name: string, items: readonly string[]) =>
   `<attrib name="${name}" type="list-string">${items.map((i) => `<member>${i}</member>`).join('')}</attrib>`;
@@ -34,6 +42,12 @@ describe('a crawl of the standard fixture site', () => {
       assert.deepEqual(site.duplicates(ip, { hostHeader: ip }), [], `${ip} saw a URL twice in one cycle`);
     }
     assert.equal(run.summary.complete, true);
+  });
+
+  it('keeps the collection\'s counters as the sum of its sites\' statistics', () => {
+    assertCountersAgree(run.counters);
+    assert.ok(run.counters.summed.continuous.Downloaded > 10, JSON.stringify(run.counters.summed.continuous));
+    assert.ok(Object.keys(run.counters.summed.histograms.HTTPResponse).length >= 4, JSON.stringify(run.counters.summed.histograms));
   });
 
   it('reads robots.txt before any page of a site', () => {
@@ -269,6 +283,9 @@ describe('refresh cycles', () => {
       site.reset();
       const second = await runCrawl(xml, { dir });
       assert.equal(second.summary.epoch, 2);
+      // The second cycle's running totals start from the statistics the first one stored.
+      assertCountersAgree(second.counters);
+      assert.equal(second.counters.running!.continuous.Downloaded, first.counters.summed.continuous.Downloaded + 3);
       assert.equal(second.summary.unchanged, 3);
       assert.equal(second.summary.httpStatus['304'], 3);
       const byPathReq = new Map(site.requests.map((r) => [r.path, r.headers]));

@@ -10,6 +10,8 @@ import type { LookupFn } from '../../src/fetch/egress.ts';
 import { openContentStore } from '../../src/store/open-content-store.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
 import type { UriRecord } from '../../src/store/crawl-store.ts';
+import type { StatsData } from '../../src/stats/site-stats.ts';
+import { sumSiteCounters } from '../../src/stats/statistics.ts';
 
 export function tempDir(prefix = 'trawl-crawl-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -29,6 +31,8 @@ export interface CrawlRun {
   readonly records: UriRecord[];
   readonly events: CrawlEvent[];
   readonly dir: string;
+  /** The collection's counters after the cycle: the crawl's running totals, and the sum of its sites' statistics. */
+  readonly counters: { readonly running: StatsData | undefined; readonly summed: StatsData };
 }
 
 export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number } = {}): Promise<CrawlRun> {
@@ -50,7 +54,8 @@ export async function runCrawl(xml: string, opts: { dir?: string; lookup?: Looku
     });
     const summary = await crawl.runCycle();
     const records = await store.listRecords('t');
-    return { summary, records, events, dir };
+    const counters = { running: structuredClone(crawl.counterTotals()), summed: sumSiteCounters([...crawl.siteCounters().values()].map((st) => st.data)) };
+    return { summary, records, events, dir, counters };
   } finally {
     await content.close();
     await store.close();
