@@ -153,6 +153,8 @@ interface Counters {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Sites whose statistics share one transaction when a cycle ends (about 0.7 MB of JSON). */
+const SAVE_STATS_BATCH = 1000;
 
 /** Whether the destinations have (had) the document: it was stored with content. */
 function wasFed(r: UriRecord | undefined): boolean {
@@ -1292,12 +1294,23 @@ export class CollectionCrawl {
     if (ids.length > 0) await this.store.release(this.rt.name, ids);
   }
 
+  /**
+   * Every site's statistics, SAVE_STATS_BATCH sites per transaction: one
+   * autocommit per site took 158 µs, so a crawl of a million hosts spent
+   * minutes on this at each cycle end and on each stop.
+   */
   private async saveStats(ended: boolean): Promise<void> {
+    const endedS = Math.floor(this.now() / 1000);
+    let rows: Array<{ site: string; json: string }> = [];
     for (const [site, st] of this.stats) {
-      const state = this.sched.get(site);
-      st.data.discrete.QueueLength = state.queued;
-      if (ended) st.data.discrete.CrawlEnded = Math.floor(this.now() / 1000);
-      await this.store.putSiteStats(this.rt.name, site, JSON.stringify(st));
+      st.data.discrete.QueueLength = this.sched.get(site).queued;
+      if (ended) st.data.discrete.CrawlEnded = endedS;
+      rows.push({ site, json: JSON.stringify(st) });
+      if (rows.length >= SAVE_STATS_BATCH) {
+        await this.store.putSiteStatsMany(this.rt.name, rows);
+        rows = [];
+      }
     }
+    await this.store.putSiteStatsMany(this.rt.name, rows);
   }
 }

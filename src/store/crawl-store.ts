@@ -282,6 +282,8 @@ export interface CrawlStore {
   /** The site's last saved statistics (opaque JSON), or undefined. */
   getSiteStats(collection: string, site: string): Promise<string | undefined>;
   putSiteStats(collection: string, site: string, json: string): Promise<void>;
+  /** putSiteStats for many sites in one transaction (a cycle's end saves every site's). */
+  putSiteStatsMany(collection: string, rows: ReadonlyArray<{ readonly site: string; readonly json: string }>): Promise<void>;
   /** Every site's statistics of the collection. */
   listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>>;
 

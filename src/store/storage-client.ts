@@ -35,7 +35,7 @@ const CRAWL_STORE_METHODS = [
   'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'countRecords',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',
   'putSitemapMeta', 'getSitemapMeta', 'noteFeedLinks',
-  'getRobots', 'putRobots', 'getSiteStats', 'putSiteStats', 'listSiteStats',
+  'getRobots', 'putRobots', 'getSiteStats', 'putSiteStats', 'putSiteStatsMany', 'listSiteStats',
   'close',
 ] as const satisfies ReadonlyArray<keyof CrawlStore>;
 

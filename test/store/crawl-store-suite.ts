@@ -225,6 +225,12 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       assert.equal(r!.status, 200);
       assert.equal(new TextDecoder().decode(r!.body), 'User-agent: *\nDisallow: /x');
       assert.deepEqual(await s.listSiteStats('c'), [{ site: 'http://a.test:80', json: '{"a":1}' }]);
+      // Many at once: new sites added, a known one replaced, another collection untouched.
+      await s.putSiteStatsMany('d', [{ site: 'http://a.test:80', json: '{"d":1}' }]);
+      await s.putSiteStatsMany('c', [{ site: 'http://a.test:80', json: '{"a":2}' }, { site: 'http://b.test:80', json: '{"b":1}' }]);
+      await s.putSiteStatsMany('c', []);
+      assert.deepEqual(await s.listSiteStats('c'), [{ site: 'http://a.test:80', json: '{"a":2}' }, { site: 'http://b.test:80', json: '{"b":1}' }]);
+      assert.deepEqual(await s.listSiteStats('d'), [{ site: 'http://a.test:80', json: '{"d":1}' }]);
       await s.close();
     });
 

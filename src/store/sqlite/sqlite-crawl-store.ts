@@ -602,6 +602,13 @@ export class SqliteCrawlStore implements CrawlStore {
     this.q.putStats!.run(collection, site, json);
   }
 
+  async putSiteStatsMany(collection: string, rows: ReadonlyArray<{ readonly site: string; readonly json: string }>): Promise<void> {
+    if (rows.length === 0) return;
+    this.tx(() => {
+      for (const r of rows) this.q.putStats!.run(collection, r.site, r.json);
+    });
+  }
+
   async listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>> {
     return (this.q.listStats!.all(collection) as Row[]).map((r) => ({ site: String(r.site), json: String(r.stats) }));
   }
