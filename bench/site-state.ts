@@ -1,7 +1,7 @@
 // What a crawl keeps in memory per site, for broad crawls over many hosts:
 // the heap each per-site structure holds with N sites known to the cycle,
 // and the time of the crawl loop's idle check at that size.
-//   node --expose-gc bench/site-state.ts [--sites 1000000]
+//   node --expose-gc bench/site-state.ts [--sites 1000000] [--save-sites 20000]
 // Needs --expose-gc: each figure is heapUsed after two full GCs, before
 // and after N sites' worth of the structure is built.
 import { RobotsManager, ROBOTS_MEMO_MAX } from '../src/engine/robots-manager.ts';
@@ -11,6 +11,10 @@ import { SiteScheduler } from '../src/frontier/site-scheduler.ts';
 import { emptyStats, mergeDiscrete, SiteStats } from '../src/stats/site-stats.ts';
 import { sumSiteCounters } from '../src/stats/statistics.ts';
 import type { CrawlStore, RobotsRow } from '../src/store/crawl-store.ts';
+import { openThreadedCrawlStore } from '../src/store/storage-client.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -119,6 +123,22 @@ while (performance.now() - t0 < 500) {
   if (sched.idle()) throw new Error('a site still has work');
   calls++;
 }
+// Saving every site's statistics at a cycle's end (or a stop), on the storage thread as the crawl
+// does: one autocommit per site, against putSiteStatsMany 1,000 sites per transaction.
+const SAVE = arg('save-sites', 20_000);
+const dir = mkdtempSync(join(tmpdir(), 'trawl-site-state-'));
+const threaded = await openThreadedCrawlStore(join(dir, 'trawl.db'));
+const json = JSON.stringify(siteStats[0]);
+t = performance.now();
+for (let i = 0; i < SAVE; i++) await threaded.putSiteStats('one', names[i]!, json);
+const oneUs = ((performance.now() - t) * 1000) / SAVE;
+t = performance.now();
+for (let i = 0; i < SAVE; i += 1000) await threaded.putSiteStatsMany('many', names.slice(i, Math.min(SAVE, i + 1000)).map((site) => ({ site, json })));
+const manyUs = ((performance.now() - t) * 1000) / SAVE;
+await threaded.close();
+rmSync(dir, { recursive: true, force: true });
+
 console.log(rows.join('\n'));
+console.log(`\nSaving the sites' statistics (${SAVE.toLocaleString('en')} sites, storage thread): one transaction per site ${oneUs.toFixed(0)} µs per site; 1,000 per transaction ${manyUs.toFixed(1)} µs per site`);
 console.log(`\nThe collection's counters with ${N.toLocaleString('en')} sites: summed site by site ${sumMs.toFixed(0)} ms; running totals plus the discrete values folded site by site ${discreteMs.toFixed(0)} ms`);
 console.log(`\`SiteScheduler.idle()\` with ${N.toLocaleString('en')} sites known: ${((performance.now() - t0) * 1000 / calls).toFixed(2)} µs per call`);
