@@ -284,8 +284,12 @@ export interface CrawlStore {
   putSiteStats(collection: string, site: string, json: string): Promise<void>;
   /** putSiteStats for many sites in one transaction (a cycle's end saves every site's). */
   putSiteStatsMany(collection: string, rows: ReadonlyArray<{ readonly site: string; readonly json: string }>): Promise<void>;
-  /** Every site's statistics of the collection. */
-  listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>>;
+  /**
+   * The collection's sites' statistics in site order: all of them, or a page
+   * of at most `limit` sites after the site `after` (a broad crawl reads them
+   * page by page instead of in one answer).
+   */
+  listSiteStats(collection: string, page?: { readonly after?: string; readonly limit: number }): Promise<Array<{ site: string; json: string }>>;
 
   /** Makes everything durable and releases the store. */
   close(): Promise<void>;

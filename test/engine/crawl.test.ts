@@ -8,7 +8,9 @@ import {
   diffAgainstExpected, STANDARD_IPS, STANDARD_SITE_EXPECTED, standardSite, startFixtureSite, type FixtureSite,
 } from '../support/fixture-site.ts';
 import { byPath, collectionXml, runCrawl, tempDir, type CrawlRun } from '../support/crawl-harness.ts';
-import type { StatsData } from '../../src/stats/site-stats.ts';
+import { join } from 'node:path';
+import { SiteStats, type StatsData } from '../../src/stats/site-stats.ts';
+import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
 
 /** The running totals equal the site-by-site sum (DLTime up to the order of float additions). */
 function assertCountersAgree(c: CrawlRun['counters']): void {
@@ -260,6 +262,29 @@ describe('smfilter', () => {
       const diff = diffAgainstExpected(site.fetchedPaths(STANDARD_IPS.main, { hostHeader: STANDARD_IPS.main }), STANDARD_SITE_EXPECTED.main);
       assert.deepEqual(diff, { missing: [], forbidden: [], unexpected: [], repeated: [], overBound: [] });
       assert.ok(run.summary.uriSkips.ic! > 0);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('site statistics of a broad crawl', () => {
+  it('reads every site\'s stored statistics back, page by page, into the collection\'s totals', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.1.17', routes: { '/': { kind: 'html', body: '<p>one page</p>' } } }]);
+    try {
+      const dir = tempDir();
+      // 2,500 sites crawled in an earlier cycle: more than one page of the store's answer.
+      const before = new SqliteCrawlStore(join(dir, 'trawl.db'));
+      const old = new SiteStats();
+      old.add('Processed', 3);
+      old.count('HTTPResponse', '200', 3);
+      await before.putSiteStatsMany('t', Array.from({ length: 2500 }, (_, i) => ({ site: `http://old-${String(i).padStart(4, '0')}.test:80`, json: JSON.stringify(old) })));
+      await before.close();
+      const run = await runCrawl(collectionXml(`${list('start_uris', [site.host('127.0.1.17').url('/')])}<attrib name="delay" type="real">0</attrib>`), { dir });
+      assert.equal(run.summary.stored, 1);
+      assertCountersAgree(run.counters);
+      assert.equal(run.counters.running!.continuous.Processed, 2500 * 3 + run.summary.requests);
+      assert.equal(run.counters.running!.histograms.HTTPResponse['200'], 2500 * 3 + 1);
     } finally {
       await site.close();
     }

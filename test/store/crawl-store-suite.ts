@@ -231,6 +231,11 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.putSiteStatsMany('c', []);
       assert.deepEqual(await s.listSiteStats('c'), [{ site: 'http://a.test:80', json: '{"a":2}' }, { site: 'http://b.test:80', json: '{"b":1}' }]);
       assert.deepEqual(await s.listSiteStats('d'), [{ site: 'http://a.test:80', json: '{"d":1}' }]);
+      // Page by page, in site order.
+      await s.putSiteStatsMany('c', [{ site: 'http://c.test:80', json: '{"c":1}' }]);
+      assert.deepEqual((await s.listSiteStats('c', { limit: 2 })).map((r) => r.site), ['http://a.test:80', 'http://b.test:80']);
+      assert.deepEqual(await s.listSiteStats('c', { after: 'http://b.test:80', limit: 2 }), [{ site: 'http://c.test:80', json: '{"c":1}' }]);
+      assert.deepEqual(await s.listSiteStats('c', { after: 'http://c.test:80', limit: 2 }), []);
       await s.close();
     });
 

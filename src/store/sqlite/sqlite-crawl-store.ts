@@ -249,6 +249,7 @@ export class SqliteCrawlStore implements CrawlStore {
       putStats: p(`INSERT INTO sites (collection, site, stats) VALUES (?, ?, ?)
                    ON CONFLICT (collection, site) DO UPDATE SET stats = excluded.stats`),
       listStats: p('SELECT site, stats FROM sites WHERE collection = ? AND stats IS NOT NULL ORDER BY site'),
+      listStatsPage: p('SELECT site, stats FROM sites WHERE collection = ? AND site > ? AND stats IS NOT NULL ORDER BY site LIMIT ?'),
       queueFeed: p(`INSERT INTO feed_outbox (collection, destination, url, op) VALUES (?, ?, ?, ?) ${FEED_UPSERT}`),
       feedAll: p(`INSERT INTO feed_outbox (collection, destination, url, op)
                   SELECT collection, ?, url, 'update' FROM records WHERE collection = ? AND ${FEEDABLE} ${FEED_UPSERT}`),
@@ -609,8 +610,9 @@ export class SqliteCrawlStore implements CrawlStore {
     });
   }
 
-  async listSiteStats(collection: string): Promise<Array<{ site: string; json: string }>> {
-    return (this.q.listStats!.all(collection) as Row[]).map((r) => ({ site: String(r.site), json: String(r.stats) }));
+  async listSiteStats(collection: string, page?: { readonly after?: string; readonly limit: number }): Promise<Array<{ site: string; json: string }>> {
+    const rows = page ? this.q.listStatsPage!.all(collection, page.after ?? '', page.limit) : this.q.listStats!.all(collection);
+    return (rows as Row[]).map((r) => ({ site: String(r.site), json: String(r.stats) }));
   }
 
   /** SQLite's plan for one of the prepared statements (diagnostics and regression tests). */
