@@ -304,8 +304,7 @@ export class CollectionCrawl {
   }
 
   progress(): Progress {
-    let queued = 0;
-    for (const s of this.sched?.all() ?? []) queued += s.queued + s.buffer.length;
+    const queued = this.sched?.queuedTotal() ?? 0;
     return { requests: this.c.requests, stored: this.c.stored, errors: this.c.errors, queued, inFlight: this.inFlight, activeSites: this.sched?.activeCount() ?? 0, elapsedMs: this.now() - this.started };
   }
 
@@ -670,9 +669,9 @@ export class CollectionCrawl {
         const leased = await this.store.lease(this.rt.name, site.site, Math.max(1, this.rt.settings.maxPending));
         site.queued = Math.max(0, site.queued - leased.length);
         if (leased.length === 0) site.queued = 0;
-        site.buffer.push(...leased);
+        site.hold(leased);
       }
-      const uri = site.buffer.shift() as LeasedUri | undefined;
+      const uri = site.next() as LeasedUri | undefined;
       if (!uri) return;
       await this.fetchOne(site, uri, robots);
     } finally {
@@ -738,8 +737,7 @@ export class CollectionCrawl {
     // max_doc: documents downloaded from one site at most.
     if (site.fetched >= settings.maxDoc) {
       site.closed = true;
-      await this.store.release(this.rt.name, [uri.id, ...(site.buffer as LeasedUri[]).map((b) => b.id)]);
-      site.buffer.length = 0;
+      await this.store.release(this.rt.name, [uri.id, ...(site.drain() as LeasedUri[]).map((b) => b.id)]);
       const dropped = await this.store.dropQueued(this.rt.name, site.site);
       this.emit({ type: 'skip', url: uri.url, message: `max_doc ${settings.maxDoc} reached for ${site.site}; ${dropped + 1} queued URIs are not fetched in this cycle` });
       return;
@@ -752,7 +750,7 @@ export class CollectionCrawl {
       // The gate moved while this task was preparing (a shared IP), or this
       // URI's sub-collection asks for a longer delay: put it back in front.
       site.notBeforeMs = earliest;
-      site.buffer.unshift(uri);
+      site.putBack(uri);
       return;
     }
     this.sched.started(site, this.now());
@@ -786,7 +784,7 @@ export class CollectionCrawl {
     if (this.abort.signal.aborted) {
       // Stopping: the URI stays leased and goes back to the queue.
       this.sched.finished(site, false);
-      site.buffer.unshift(uri);
+      site.putBack(uri);
       return;
     }
     this.c.requests++;
@@ -1294,8 +1292,7 @@ export class CollectionCrawl {
   private async returnLeases(): Promise<void> {
     const ids: number[] = [];
     for (const s of this.sched.all()) {
-      ids.push(...(s.buffer as LeasedUri[]).map((u) => u.id));
-      s.buffer.length = 0;
+      ids.push(...(s.drain() as LeasedUri[]).map((u) => u.id));
     }
     if (ids.length > 0) await this.store.release(this.rt.name, ids);
   }

@@ -36,12 +36,18 @@ export interface Gate {
   lastStartMs: number;
 }
 
+/** Sums over every site of a scheduler, kept as each site changes: walking a million sites for them took 32 ms. */
+export interface SiteTally {
+  queued: number;
+  buffered: number;
+}
+
 export class SiteState {
   readonly site: string;
-  /** URIs queued in the store (known from enqueue results). */
-  queued = 0;
-  /** Leased URIs not yet started. */
-  readonly buffer: unknown[] = [];
+  private readonly tally: SiteTally;
+  private queuedN = 0;
+  /** Leased URIs not yet started (changed through hold, next, putBack and drain, which keep the tally). */
+  private readonly leased: unknown[] = [];
   inFlight = 0;
   /** Documents fetched in this cycle (max_doc). */
   fetched = 0;
@@ -65,13 +71,54 @@ export class SiteState {
   /** The Crawl-delay of the site's robots.txt, in ms (0: none, or not known yet). */
   crawlDelayMs = 0;
 
-  constructor(site: string, gate: Gate) {
+  constructor(site: string, gate: Gate, tally: SiteTally = { queued: 0, buffered: 0 }) {
     this.site = site;
     this.gate = gate;
+    this.tally = tally;
+  }
+
+  /** URIs queued in the store (known from enqueue results). */
+  get queued(): number {
+    return this.queuedN;
+  }
+
+  set queued(n: number) {
+    this.tally.queued += n - this.queuedN;
+    this.queuedN = n;
+  }
+
+  get buffer(): readonly unknown[] {
+    return this.leased;
+  }
+
+  /** Keeps leased URIs until they are started, in order. */
+  hold(items: readonly unknown[]): void {
+    this.leased.push(...items);
+    this.tally.buffered += items.length;
+  }
+
+  /** The next leased URI to start, if any. */
+  next(): unknown {
+    if (this.leased.length === 0) return undefined;
+    this.tally.buffered--;
+    return this.leased.shift();
+  }
+
+  /** Puts a URI back in front: it is started next. */
+  putBack(item: unknown): void {
+    this.leased.unshift(item);
+    this.tally.buffered++;
+  }
+
+  /** Takes every leased URI not yet started (to release them). */
+  drain(): unknown[] {
+    const all = this.leased.splice(0);
+    this.tally.buffered -= all.length;
+    return all;
   }
 
   get hasWork(): boolean {
-    return !this.closed && (this.queued > 0 || this.buffer.length > 0);
+    return !this.closed && (this.queuedN > 0 || this.leased.length > 0);
   }
 }
 
@@ -82,6 +129,7 @@ export class SiteScheduler {
   private waitingHead = 0;
   private readonly active: SiteState[] = [];
   private readonly gates = new Map<string, Gate>();
+  private readonly tally: SiteTally = { queued: 0, buffered: 0 };
   private rotor = 0;
   readonly policy: SitePolicy;
 
@@ -92,7 +140,7 @@ export class SiteScheduler {
   get(site: string): SiteState {
     let s = this.sites.get(site);
     if (!s) {
-      s = new SiteState(site, this.gateFor(site));
+      s = new SiteState(site, this.gateFor(site), this.tally);
       this.sites.set(site, s);
     }
     return s;
@@ -250,6 +298,11 @@ export class SiteScheduler {
     for (const s of this.active) if (s.hasWork || s.inFlight > 0 || s.busy) return false;
     for (let i = this.waitingHead; i < this.waiting.length; i++) if (this.waiting[i]!.hasWork) return false;
     return true;
+  }
+
+  /** URIs queued or leased and not started, over every site: what a walk over all() would sum. */
+  queuedTotal(): number {
+    return this.tally.queued + this.tally.buffered;
   }
 
   activeCount(): number {

@@ -82,6 +82,33 @@ describe('site scheduler', () => {
     assert.deepEqual(order, [...sites, 'http://h10:80']);
   });
 
+  it('keeps the queued total that a walk over every site would sum, through every way a site changes', () => {
+    const s = new SiteScheduler(policy());
+    const walk = () => [...s.all()].reduce((n, x) => n + x.queued + x.buffer.length, 0);
+    let seed = 7;
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let i = 0; i < 20_000; i++) {
+      const site = s.get(`http://h${rand(50)}:80`);
+      switch (rand(7)) {
+        case 0: s.addWork(site.site, 1 + rand(3)); break;
+        case 1: { // a lease, as the crawler takes one
+          const leased = Array.from({ length: Math.min(site.queued, rand(4)) }, (_, k) => k);
+          site.queued = Math.max(0, site.queued - leased.length);
+          site.hold(leased);
+          break;
+        }
+        case 2: site.next(); break;
+        case 3: site.putBack(-1); break;
+        case 4: if (rand(10) === 0) site.drain(); break;
+        case 5: site.queued++; break; // a retry
+        default: if (rand(20) === 0) site.queued = 0; // the store had nothing left
+      }
+      if (i % 500 === 0) assert.equal(s.queuedTotal(), walk(), `after ${i} operations`);
+    }
+    assert.equal(s.queuedTotal(), walk());
+    assert.ok(walk() > 0);
+  });
+
   it('is idle when no site has work and nothing is in flight', () => {
     const s = new SiteScheduler(policy());
     const a = s.addWork('http://a:80', 1);
