@@ -190,8 +190,8 @@ export class CollectionCrawl {
   /**
    * The sum of every site's counters, histograms and maxima, kept up to date
    * by the sites' SiteStats as they count (SiteStats.attach). Summing a
-   * million sites' statistics took 4.3 s, and the service does it every
-   * 30 s (bench/README.md, *Memory per site*).
+   * million sites' statistics took 2–5 s with the event loop stopped, and
+   * the service does it every 30 s (bench/README.md, *Memory per site*).
    */
   private totals = new SiteStats();
   private readonly c: Counters = { requests: 0, stored: 0, unchanged: 0, duplicates: 0, errors: 0, deleted: 0, retries: 0, robotsRequests: 0, bytesIn: 0, uriSkips: {}, docSkips: {}, httpStatus: {} };
