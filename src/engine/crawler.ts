@@ -1306,7 +1306,8 @@ export class CollectionCrawl {
     const endedS = Math.floor(this.now() / 1000);
     let rows: Array<{ site: string; json: string }> = [];
     for (const [site, st] of this.stats) {
-      st.data.discrete.QueueLength = this.sched.get(site).queued;
+      // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
+      st.data.discrete.QueueLength = this.sched.peek(site)?.queued ?? 0;
       if (ended) st.data.discrete.CrawlEnded = endedS;
       rows.push({ site, json: JSON.stringify(st) });
       if (rows.length >= SAVE_STATS_BATCH) {

@@ -146,6 +146,11 @@ export class SiteScheduler {
     return s;
   }
 
+  /** The site's state if the scheduler knows the site (get() creates it). */
+  peek(site: string): SiteState | undefined {
+    return this.sites.get(site);
+  }
+
   gateFor(key: string): Gate {
     let g = this.gates.get(key);
     if (!g) {

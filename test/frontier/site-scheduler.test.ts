@@ -115,6 +115,10 @@ describe('site scheduler', () => {
     assert.equal(s.idle(), false);
     a.queued = 0;
     assert.equal(s.idle(), true);
+    // peek() reads without creating: a site known only from stored statistics gets no state.
+    assert.equal(s.peek('http://a:80'), a);
+    assert.equal(s.peek('http://b:80'), undefined);
+    assert.deepEqual([...s.all()].map((x) => x.site), ['http://a:80']);
   });
 
   it('is idle only when the active set and the waiting line hold nothing to do', () => {
