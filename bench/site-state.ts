@@ -15,17 +15,24 @@ import { openThreadedCrawlStore } from '../src/store/storage-client.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseFlags } from './site/generate.ts';
 
-const arg = (name: string, def: number): number => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
+const f = parseFlags(process.argv.slice(2), { sites: 'string', 'save-sites': 'string' });
+const USAGE = 'usage: node --expose-gc bench/site-state.ts [--sites 1000000] [--save-sites 20000]';
+const count = (name: string, def: number): number => {
+  const v = f[name] === undefined ? def : Number(f[name]);
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`--${name} must be a positive integer, got ${String(f[name])}\n${USAGE}`);
+    process.exit(2);
+  }
+  return v;
 };
 const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) {
-  console.error('usage: node --expose-gc bench/site-state.ts [--sites N]');
-  process.exit(2);
+if (f.help || !gc) {
+  console.error(USAGE);
+  process.exit(f.help ? 0 : 2);
 }
-const N = arg('sites', 1_000_000);
+const N = count('sites', 1_000_000);
 const heap = (): number => {
   gc();
   gc();
@@ -50,26 +57,24 @@ await measure('`SiteScheduler`: `SiteState`, its gate, the map entries', () => {
   return sched;
 });
 
-// Statistics after ten documents (MS-FSCADM site schema), as the crawler keeps them per site:
-// once for a site that answered 200 only, once for one that also answered 301 and 404.
+// Statistics after ten documents (MS-FSCADM site schema), as the crawler keeps them per site.
+function afterTenDocuments(site: string, codes: readonly string[]): SiteStats {
+  const st = new SiteStats();
+  st.add('Processed', 10);
+  st.add('Downloaded', 9);
+  st.add('Stored', 8);
+  st.add('ReadNet', 80_000);
+  st.download(0.05, 8000);
+  for (const c of codes) st.count('HTTPResponse', c, c === '200' ? 10 - codes.length + 1 : 1);
+  st.count('MimeType', 'text/html', 9);
+  st.count('URISkip', 'ro', 2);
+  st.data.discrete.LastUri = `${site}/page-9.html`;
+  return st;
+}
+
+// Once for a site that answered 200 only, once for one that also answered 301 and 404.
 for (const codes of [['200'], ['200', '301', '404']]) {
-  await measure(`\`SiteStats\` after ten documents, HTTP ${codes.join(', ')}`, () => {
-    const m = new Map<string, SiteStats>();
-    for (const n of names) {
-      const st = new SiteStats();
-      st.add('Processed', 10);
-      st.add('Downloaded', 9);
-      st.add('Stored', 8);
-      st.add('ReadNet', 80_000);
-      st.download(0.05, 8000);
-      for (const c of codes) st.count('HTTPResponse', c, c === '200' ? 10 - codes.length + 1 : 1);
-      st.count('MimeType', 'text/html', 9);
-      st.count('URISkip', 'ro', 2);
-      st.data.discrete.LastUri = `${n}/page-9.html`;
-      m.set(n, st);
-    }
-    return m;
-  });
+  await measure(`\`SiteStats\` after ten documents, HTTP ${codes.join(', ')}`, () => new Map(names.map((n) => [n, afterTenDocuments(n, codes)])));
   keep.pop();
 }
 
@@ -92,17 +97,7 @@ await measure('`SiteResolver`: the pinned address', async () => {
 
 // The collection's counters: summed site by site (what the service did every 30 s) against the
 // discrete values alone folded site by site (CollectionCrawl.counterTotals keeps the rest as it counts).
-const siteStats = Array.from({ length: N }, (_, i) => {
-  const st = new SiteStats();
-  st.add('Processed', 10);
-  st.download(0.05, 8000);
-  st.count('HTTPResponse', '200', 9);
-  st.count('HTTPResponse', '404', 1);
-  st.count('MimeType', 'text/html', 9);
-  st.count('URISkip', 'ro', 2);
-  st.data.discrete.LastUri = `${names[i]}/page-9.html`;
-  return st;
-});
+const siteStats = names.map((n) => afterTenDocuments(n, ['200', '404']));
 let t = performance.now();
 const summed = sumSiteCounters(siteStats.map((st) => st.data));
 const sumMs = performance.now() - t;
@@ -132,7 +127,7 @@ while (performance.now() - t0 < 500) {
 }
 // Saving every site's statistics at a cycle's end (or a stop), on the storage thread as the crawl
 // does: one autocommit per site, against putSiteStatsMany 1,000 sites per transaction.
-const SAVE = arg('save-sites', 20_000);
+const SAVE = Math.min(N, count('save-sites', 20_000));
 const dir = mkdtempSync(join(tmpdir(), 'trawl-site-state-'));
 const threaded = await openThreadedCrawlStore(join(dir, 'trawl.db'));
 const json = JSON.stringify(siteStats[0]);
