@@ -81,13 +81,13 @@ export class RobotsManager {
 
   /** The rules already known for a site (memory), without fetching or reading the store. */
   known(site: string): KnownRobots | undefined {
-    if (!this.settings.obey) return { rules: ALLOW_ALL.forAgent(this.settings.productToken), reason: 'robots is no' };
+    if (!this.settings.obey) return this.allowAll();
     return this.memo.get(site);
   }
 
   /** Rules from the crawl store's cache when still fresh; undefined when robots.txt must be fetched. */
   async cached(site: string): Promise<SiteRobots | undefined> {
-    if (!this.settings.obey) return { rules: ALLOW_ALL.forAgent(this.settings.productToken), parsed: ALLOW_ALL, reason: 'robots is no', fromCache: true };
+    if (!this.settings.obey) return this.allowAll();
     const row = await this.store.getRobots(this.collection, site);
     if (!row || this.now() - row.fetchedMs > this.settings.ttlS * 1000) return undefined;
     const r = robotsFromOutcome(rowToOutcome(row), { authIgnore: this.settings.authIgnore, toutIgnore: this.settings.toutIgnore });
@@ -154,6 +154,11 @@ export class RobotsManager {
     if (!unreachable) await this.store.putRobots(this.collection, site, row!);
     this.remember(site, out);
     return out;
+  }
+
+  /** robots: no: every site's rules allow everything. */
+  private allowAll(): SiteRobots {
+    return { rules: ALLOW_ALL.forAgent(this.settings.productToken), parsed: ALLOW_ALL, reason: 'robots is no', fromCache: true };
   }
 
   private remember(site: string, r: SiteRobots): void {
