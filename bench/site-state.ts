@@ -89,9 +89,19 @@ await measure(`\`RobotsManager\` (a 4-line robots.txt; the last ${ROBOTS_MEMO_MA
 });
 
 // Pinned DNS answers (dns_ttl), one per host, from a lookup that answers at once.
+// Then the same once dns_ttl has passed for all of them and one more host is resolved: the expired answers are dropped.
+let clock = 0;
+const egress = new EgressChecker({ allowLoopback: true, allowPrivateNetworks: false, allowLinkLocal: false, allowIps: [], denyIps: [] });
 await measure('`SiteResolver`: the pinned address', async () => {
-  const resolver = new SiteResolver(new EgressChecker({ allowLoopback: true, allowPrivateNetworks: false, allowLinkLocal: false, allowIps: [], denyIps: [] }), 3_600_000, async () => [{ address: '127.0.0.1', family: 4 }]);
+  const resolver = new SiteResolver(egress, 3_600_000, async () => [{ address: '127.0.0.1', family: 4 }], () => clock);
   for (const h of hosts) await resolver.resolve(h);
+  return resolver;
+});
+await measure('`SiteResolver`, once `dns_ttl` has passed and one more host is resolved (the change)', async () => {
+  const resolver = keep.pop() as SiteResolver;
+  clock = 3_600_000;
+  await resolver.resolve('one-more.bench.test');
+  if (resolver.size !== 1) throw new Error(`expected the expired answers dropped, ${resolver.size} held`);
   return resolver;
 });
 

@@ -123,12 +123,23 @@ export type LookupFn = (host: string) => Promise<Resolved[]>;
 
 const defaultLookup: LookupFn = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
 
+/** How often, at most, expired answers are dropped (and never more often than the TTL). */
+const SWEEP_EVERY_MS = 60_000;
+
 /**
  * Resolves each host once and pins the answer for `ttlMs`; every later use
  * within the TTL (including the HTTP client's connect) gets the same address.
+ *
+ * Expired answers are dropped, so that a broad crawl does not keep one for
+ * every host it ever met (166 bytes each: `npm run bench:sites`). The map
+ * is kept in order of expiry (an answer is deleted and set again when it is
+ * renewed, and the TTL is the same for all), so a sweep stops at the first
+ * answer still valid. A connection the HTTP client opens after its host's
+ * answer was dropped resolves it again, checked like any other answer.
  */
 export class SiteResolver {
   private readonly cache = new Map<string, { result: ResolveResult; expiresMs: number }>();
+  private nextSweepMs = 0;
   private readonly inflight = new Map<string, Promise<ResolveResult>>();
   /** DNS lookups made (MS-FSCADM global DNS statistics). */
   lookups = 0;
@@ -187,7 +198,24 @@ export class SiteResolver {
         result = { ok: false, reason: `DNS: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} for ${host}`, dnsError: true };
       }
     }
-    this.cache.set(host, { result, expiresMs: this.now() + this.ttlMs });
+    const now = this.now();
+    this.cache.delete(host);
+    this.cache.set(host, { result, expiresMs: now + this.ttlMs });
+    if (now >= this.nextSweepMs) this.sweep(now);
     return result;
+  }
+
+  /** Drops the answers expired by `now`: the oldest first, up to the first one still valid. */
+  private sweep(now: number): void {
+    this.nextSweepMs = now + Math.max(this.ttlMs, SWEEP_EVERY_MS);
+    for (const [host, e] of this.cache) {
+      if (e.expiresMs > now) break;
+      this.cache.delete(host);
+    }
+  }
+
+  /** Hosts with an answer held (diagnostics and tests). */
+  get size(): number {
+    return this.cache.size;
   }
 }

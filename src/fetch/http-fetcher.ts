@@ -18,7 +18,7 @@ import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from
 import type { LookupFunction } from 'node:net';
 import { subscribe } from 'node:diagnostics_channel';
 import type { DocSkipCode } from '../core/skip-codes.ts';
-import type { SiteResolver } from './egress.ts';
+import type { ResolveResult, SiteResolver } from './egress.ts';
 
 export interface FetchLimits {
   /** fetch_timeout: the whole document, from connect to the last byte. */
@@ -261,16 +261,24 @@ export class HttpFetcher {
   constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number } = {}) {
     this.resolver = resolver;
     // undici asks this for the address of every new connection: it gets the
-    // pinned, checked answer, never a fresh DNS lookup.
+    // pinned, checked answer, never an unchecked DNS lookup. The answer was
+    // pinned when the fetch began; if the resolver has dropped it since (it
+    // expired while the request waited for a connection), the host is
+    // resolved and checked again.
     const lookup: LookupFunction = (hostname, options, callback) => {
+      const answer = (pinned: ResolveResult): void => {
+        if (!pinned.ok) {
+          const err = Object.assign(new Error(pinned.reason), { code: 'EGRESS_REFUSED' });
+          callback(err as NodeJS.ErrnoException, '', 4);
+        } else if ((options as { all?: boolean }).all) {
+          (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: pinned.address, family: pinned.family }]);
+        } else {
+          callback(null, pinned.address, pinned.family);
+        }
+      };
       const pinned = this.resolver.pinned(hostname);
-      if (!pinned || !pinned.ok) {
-        const err = Object.assign(new Error(pinned ? pinned.reason : `no pinned address for ${hostname}`), { code: 'EGRESS_REFUSED' });
-        callback(err as NodeJS.ErrnoException, '', 4);
-        return;
-      }
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: pinned.address, family: pinned.family }]);
-      else callback(null, pinned.address, pinned.family);
+      if (pinned) answer(pinned);
+      else this.resolver.resolve(hostname).then(answer, (err: unknown) => callback(err as NodeJS.ErrnoException, '', 4));
     };
     this.agent = new Agent({
       connections: opts.connections ?? 8,

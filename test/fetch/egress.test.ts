@@ -58,6 +58,33 @@ describe('egress', () => {
     assert.equal(lookups, 2);
   });
 
+  it('drops expired answers, so a broad crawl does not keep one for every host it met', async () => {
+    let now = 0;
+    let lookups = 0;
+    const r = new SiteResolver(new EgressChecker(closed), 60_000, async () => {
+      lookups++;
+      return [{ address: '93.184.216.34', family: 4 }];
+    }, () => now);
+    for (let i = 0; i < 1000; i++) await r.resolve(`h${i}.test`);
+    assert.equal(r.size, 1000);
+    now = 30_000;
+    await r.resolve('h0.test'); // still pinned: no lookup, no renewal
+    now = 59_999;
+    await r.resolve('renewed.test');
+    assert.equal(r.size, 1001, 'nothing has expired yet');
+    now = 60_000;
+    await r.resolve('h1.test'); // expired: looked up again and renewed, and the sweep runs
+    assert.equal(lookups, 1002);
+    assert.equal(r.size, 2, 'h0..h999 expired at 60 s; renewed.test and the renewed h1 are kept');
+    assert.equal(r.pinned('h5.test'), undefined);
+    now = 120_000;
+    await r.resolve('late.test');
+    assert.deepEqual([r.size, r.pinned('h1.test'), r.pinned('late.test')?.ok], [1, undefined, true]);
+    // A dropped host is simply resolved again.
+    assert.equal((await r.resolve('h5.test')).ok, true);
+    assert.equal(lookups, 1004);
+  });
+
   it('refuses a name when any of its addresses is refused', async () => {
     const r = new SiteResolver(new EgressChecker(closed), 1000, async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }]);
     const res = await r.resolve('split.test');
