@@ -25,20 +25,31 @@ if (major < 24) {
 // rate, and V8's default young generation (semi-spaces of up to 64 MiB, in
 // each thread) then sits at its largest. With 4 MiB semi-spaces a
 // 20,000-page crawl peaked at 344 MiB instead of 436 MiB (bench/README.md).
+// What survives them (pages and records held across a fetch, an extraction
+// and a commit) dies in the old generation, which V8 lets grow to up to four
+// times what the last major GC kept before it collects again. Capping the
+// growth at 2.5 times (--heap-growing-percent=150) took the 100,000-page
+// bench crawl from 283-287 MiB to 243-247 MiB for about 3% more CPU; at
+// double it was 223-226 MiB for 8% more (bench/README.md, *Peak RSS*).
 // glibc gives each thread that allocates its own malloc arena (trawl runs a
 // storage thread, an HTML worker and libuv's pool); two arenas peaked at
 // 318 MiB on the 100,000-page bench crawl instead of 359 MiB, no slower.
-// Both are fixed when the process starts, so trawl restarts itself with
+// All are fixed when the process starts, so trawl restarts itself with
 // them: in place (execve keeps the process id, so signals and kill -9 reach
-// the crawler itself). An explicit --max-semi-space-size, or
-// TRAWL_NODE_FLAGS=keep, leaves Node as it was started; a MALLOC_ARENA_MAX
-// already set is kept.
-const SEMI_SPACE = '--max-semi-space-size';
-if (!process.execArgv.some((a) => a.startsWith(SEMI_SPACE)) && process.env.TRAWL_NODE_FLAGS !== 'keep' && typeof process.execve === 'function') {
+// the crawler itself). A flag given to node explicitly wins over trawl's
+// value for it; TRAWL_NODE_FLAGS=keep leaves Node as it was started; a
+// MALLOC_ARENA_MAX already set is kept.
+const NODE_FLAGS = [
+  ['--max-semi-space-size', '4'],
+  ['--heap-growing-percent', '150'],
+];
+/** `--max_semi_space_size=8` and `--max-semi-space-size 8` name the same flag. */
+const given = new Set(process.execArgv.map((a) => a.split('=')[0].replaceAll('_', '-')));
+const missing = NODE_FLAGS.filter(([flag]) => !given.has(flag)).map(([flag, value]) => `${flag}=${value}`);
+if (missing.length > 0 && process.env.TRAWL_NODE_FLAGS !== 'keep' && typeof process.execve === 'function') {
   const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
-  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=4`, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], env);
+  process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], env);
 }
-
 /** The newest modification time under `dir` (0 when it does not exist). */
 function newest(dir) {
   let t = 0;
