@@ -30,7 +30,8 @@ if (major < 24) {
 // times what the last major GC kept before it collects again. Capping the
 // growth at 2.5 times (--heap-growing-percent=150) took the 100,000-page
 // bench crawl from 283-287 MiB to 243-247 MiB for about 3% more CPU; at
-// double it was 223-226 MiB for 8% more (bench/README.md, *Peak RSS*).
+// double it was 223-226 MiB for 8% more (bench/README.md, *The old
+// generation's growth*).
 // glibc gives each thread that allocates its own malloc arena (trawl runs a
 // storage thread, an HTML worker and libuv's pool); two arenas peaked at
 // 318 MiB on the 100,000-page bench crawl instead of 359 MiB, no slower.
@@ -50,6 +51,7 @@ if (missing.length > 0 && process.env.TRAWL_NODE_FLAGS !== 'keep' && typeof proc
   const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
   process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], env);
 }
+
 /** The newest modification time under `dir` (0 when it does not exist). */
 function newest(dir) {
   let t = 0;

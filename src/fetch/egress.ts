@@ -131,7 +131,7 @@ const SWEEP_EVERY_MS = 60_000;
  * within the TTL (including the HTTP client's connect) gets the same address.
  *
  * Expired answers are dropped, so that a broad crawl does not keep one for
- * every host it ever met (166 bytes each: `npm run bench:sites`). The map
+ * every host it ever met (150 bytes each: `npm run bench:sites`). The map
  * is kept in order of expiry (an answer is deleted and set again when it is
  * renewed, and the TTL is the same for all), so a sweep stops at the first
  * answer still valid. A connection the HTTP client opens after its host's
