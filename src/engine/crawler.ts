@@ -348,7 +348,7 @@ export class CollectionCrawl {
       maxBackoffDelayMs: s.maxBackoffDelayS * 1000,
       // MS-FSCCFG 2.2.4.33: the delay is the sub-collection's for its URIs.
       delayMs: (site: SiteState) => {
-        const d = rt.delayNow(site.sub, new Date(this.now()));
+        const d = rt.delayNow(site.sub, this.now());
         const base = d === 'suspend' ? 0 : d;
         const crawlDelay = s.obeyRobotsDelay ? site.crawlDelayMs : 0;
         return Math.max(base, crawlDelay);
@@ -584,14 +584,14 @@ export class CollectionCrawl {
       }
       const now = this.now();
       let nextMs: number | undefined;
-      const slot = this.rt.delayNow(undefined, new Date(now));
+      const slot = this.rt.delayNow(undefined, now);
       if (slot === 'suspend') {
         // MS-FSCCFG 2.2.4.23: crawling is suspended during this slot.
         nextMs = now + 30_000;
       } else {
         const held = this.opts.heldSites?.();
         if (held) for (const [siteKey, until] of held) if (until > now) this.sched.hold(this.sched.get(siteKey), until);
-        const ready = this.sched.ready(now);
+        const ready = this.sched.ready(now, maxConcurrency - tasks.size);
         nextMs = ready.nextMs;
         for (const site of ready.sites) {
           if (tasks.size >= maxConcurrency) break;

@@ -41,8 +41,8 @@ export interface Runtime {
   subOf(url: URL): string | undefined;
   /** The priority level for a URL (workqueue_priority put_scheme). */
   priorityOf(url: URL, start: boolean): number;
-  /** The delay now in ms for a sub-collection (variable_delay), or 'suspend'. */
-  delayNow(sub: string | undefined, at: Date): number | 'suspend';
+  /** The delay in ms at `atMs` (epoch ms, judged in local time) for a sub-collection (variable_delay), or 'suspend'. */
+  delayNow(sub: string | undefined, atMs: number): number | 'suspend';
   readonly excludeHeaders: ReadonlyArray<readonly [string, readonly RegExp[]]>;
   /** URL canonicalization (rewrite_rules, then the named rules, sort_query_params included), applied before the seen check. */
   readonly canon: Canonicalizer;
@@ -182,12 +182,17 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
       if (wq.putScheme === 'include') for (const m of levelMatchers) if (m.test(url)) return m.level;
       return wq.default;
     },
-    delayNow: (sub, at) => {
+    delayNow: (sub, atMs) => {
       const s = sub === undefined ? settings : (subs.find((x) => x.name === sub)?.settings ?? settings);
-      const day = (at.getDay() + 6) % 7; // Monday = 0
-      const now = { day, minuteOfDay: at.getHours() * 60 + at.getMinutes() };
-      for (const [slot, delay] of slots.get(sub) ?? slots.get(undefined)!) {
-        if (slotContains(slot, now)) return delay.kind === 'suspend' ? 'suspend' : delay.delayS * 1000;
+      const table = slots.get(sub) ?? slots.get(undefined)!;
+      // Asked several times per fetch (the crawl loop, each request's start and send): the local
+      // date is worked out only when variable_delay has slots to match it against.
+      if (table.length > 0) {
+        const at = new Date(atMs);
+        const now = { day: (at.getDay() + 6) % 7 /* Monday = 0 */, minuteOfDay: at.getHours() * 60 + at.getMinutes() };
+        for (const [slot, delay] of table) {
+          if (slotContains(slot, now)) return delay.kind === 'suspend' ? 'suspend' : delay.delayS * 1000;
+        }
       }
       return s.delayS * 1000;
     },

@@ -235,14 +235,21 @@ export class SiteScheduler {
   /**
    * The active sites that may start a request now, in rotating order, and
    * the time the next one becomes ready (undefined when none is waiting).
+   *
+   * `limit`: the caller starts at most this many (its free slots), so the
+   * search stops at the limit-th ready site; `nextMs` then covers only the
+   * sites looked at, which is enough because the caller has work starting
+   * and is woken when it ends. The crawl loop asks after nearly every
+   * fetch with one or two slots free, and collecting every ready site (40
+   * of the bench site's 50) was a third of its allocations.
    */
-  ready(now: number): { sites: SiteState[]; nextMs: number | undefined } {
+  ready(now: number, limit = Number.POSITIVE_INFINITY): { sites: SiteState[]; nextMs: number | undefined } {
     this.prune();
     this.fill();
     const out: SiteState[] = [];
     let next: number | undefined;
     const n = this.active.length;
-    for (let k = 0; k < n; k++) {
+    for (let k = 0; k < n && out.length < limit; k++) {
       const s = this.active[(this.rotor + k) % n]!;
       if (!s.hasWork || s.busy || s.inFlight >= this.policy.maxPending) continue;
       const at = this.readyAt(s);

@@ -34,6 +34,28 @@ describe('site scheduler', () => {
     assert.equal(r.nextMs, 1000);
   });
 
+  it('returns at most `limit` ready sites, in the same rotating order, and still rotates', () => {
+    const s = new SiteScheduler(policy({ delayMs: () => 0, maxPending: 1 }));
+    const sites = ['a', 'b', 'c', 'd', 'e'].map((h) => s.addWork(`http://${h}:80`, 3));
+    const all = s.ready(0).sites;
+    assert.deepEqual(all, sites);
+    // The rotor has moved on by one: b first. A limit keeps the order and cuts the tail.
+    assert.deepEqual(s.ready(0, 2).sites, [sites[1], sites[2]]);
+    assert.deepEqual(s.ready(0, 2).sites, [sites[2], sites[3]]);
+    assert.deepEqual(s.ready(0, 0).sites, []);
+    // Busy sites are skipped before the limit counts.
+    s.started(sites[4]!, 0);
+    s.started(sites[0]!, 0);
+    assert.deepEqual(s.ready(0, 2).sites, [sites[1], sites[2]]);
+    // Fewer ready than the limit: every site is looked at, and nextMs covers them all.
+    const slow = new SiteScheduler(policy({ maxPending: 1 }));
+    const [p, q] = [slow.addWork('http://p:80', 2), slow.addWork('http://q:80', 2)];
+    slow.started(p, 0);
+    slow.finished(p, true);
+    const r = slow.ready(10, 5);
+    assert.deepEqual([r.sites, r.nextMs], [[q], 1000]);
+  });
+
   it('honours a pause (Retry-After) up to max_backoff_delay', () => {
     const s = new SiteScheduler(policy({ maxBackoffDelayMs: 5000 }));
     const a = s.addWork('http://a:80', 2);
