@@ -591,10 +591,10 @@ export class CollectionCrawl {
       } else {
         const held = this.opts.heldSites?.();
         if (held) for (const [siteKey, until] of held) if (until > now) this.sched.hold(this.sched.get(siteKey), until);
+        // At most the free slots' worth of sites: tasks only grow within this turn.
         const ready = this.sched.ready(now, maxConcurrency - tasks.size);
         nextMs = ready.nextMs;
         for (const site of ready.sites) {
-          if (tasks.size >= maxConcurrency) break;
           if (this.opts.maxPages !== undefined && this.c.requests + this.inFlight >= this.opts.maxPages) break;
           const t = this.task(site).catch((err: unknown) => this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` }));
           tasks.add(t);

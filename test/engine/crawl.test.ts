@@ -116,6 +116,24 @@ describe('politeness, measured at the server', () => {
     }
   });
 
+  it('never has more than the crawl\'s max concurrency in flight over all its sites', async () => {
+    const ips = ['127.0.1.21', '127.0.1.22', '127.0.1.23', '127.0.1.24'];
+    const site = await startFixtureSite(ips.map((ip, i) => ({ ip, routes: pages(3, 150, `S${i}`) })));
+    try {
+      const starts = ips.map((ip) => site.host(ip).url('/'));
+      await runCrawl(collectionXml(`${list('start_uris', starts)}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">2</attrib>`), { maxConcurrency: 3 });
+      const pagesServed = site.requests.filter((r) => r.path.startsWith('/p'));
+      assert.equal(pagesServed.length, 12);
+      // Server-side overlap of the slow pages over every host (robots.txt and the index answer at once).
+      let most = 0;
+      for (const r of pagesServed) most = Math.max(most, pagesServed.filter((o) => o.startMs <= r.startMs && (o.endMs ?? Infinity) > r.startMs).length);
+      // Never four, though four sites could take two each; and the cap was reached, not merely unneeded.
+      assert.ok(most <= 3 && most >= 2, `at most ${most} pages in flight at once`);
+    } finally {
+      await site.close();
+    }
+  });
+
   for (const enforce of [true, false]) {
     it(`sites on one IP address ${enforce ? 'share' : 'do not share'} the delay when enforce_delay_per_ip is ${enforce ? 'yes' : 'no'}`, async () => {
       const site = await startFixtureSite([{ ip: '127.0.1.13', routes: pages(4, 0, 'A') }, { ip: '127.0.1.13', routes: pages(4, 0, 'B') }]);
