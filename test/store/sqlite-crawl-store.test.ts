@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +38,79 @@ crawlStoreSuite({
 test('findByChecksum uses the checksum index, not a scan of the collection', () => {
   const s = new SqliteCrawlStore(join(dir, 'plan.db'));
   assert.match(s.queryPlan('byChecksum'), /USING (COVERING )?INDEX records_checksum/);
-  assert.match(s.queryPlan('leaseSelect'), /USING INDEX frontier_site/);
+  assert.match(s.queryPlan('leaseSelect'), /USING INDEX frontier_queue/);
+  assert.match(s.queryPlan('recover'), /USING INDEX frontier_leased/);
+});
+
+/** A store file made from test/fixtures/crawl-store/v1.sql (a store as schema version 1 wrote it). */
+function v1Store(name: string): string {
+  const path = join(dir, name);
+  const db = new DatabaseSync(path);
+  db.exec(readFileSync(new URL('../fixtures/crawl-store/v1.sql', import.meta.url), 'utf8'));
+  db.close();
+  return path;
+}
+
+const indexNames = (path: string): string[] => {
+  const db = new DatabaseSync(path);
+  try {
+    return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
+  } finally {
+    db.close();
+  }
+};
+
+test('a store of schema version 1 is migrated when opened: records, queue, leases and statistics kept', async () => {
+  const path = v1Store('v1.db');
+  assert.ok(indexNames(path).includes('frontier_site'));
+  const s = new SqliteCrawlStore(path);
+  try {
+    assert.deepEqual(await s.counts('old'), { queued: 2, leased: 1, done: 2 });
+    const home = await s.getRecord('old', 'http://a.example/');
+    assert.equal(home?.status, 'stored');
+    assert.equal(home?.etag, '"v1"');
+    assert.equal(home?.contentRef, 'ref-1');
+    assert.equal(home?.lastCrawledMs, 1700000001000);
+    const dup = await s.getRecord('old', 'http://a.example/b');
+    assert.equal(dup?.duplicateOf, 'http://a.example/');
+    assert.equal(dup?.lastModified, 'Tue, 14 Nov 2023 22:13:20 GMT');
+    assert.equal(dup?.errorCount, 1);
+    assert.equal(await s.findByChecksum('old', 'c0ffee', 'http://a.example/x'), 'http://a.example/');
+    assert.equal((await s.getCollection('old'))?.epoch, 3);
+    // The URI that was leased when the store was written goes back to the queue; leasing keeps priority order.
+    assert.equal(await s.recoverLeases('old'), 1);
+    assert.deepEqual((await s.lease('old', 'a.example:80', 10)).map((u) => u.url), ['http://a.example/c', 'http://a.example/e', 'http://a.example/d']);
+    assert.equal(await s.seen('old', 3, 'http://a.example/b'), true);
+    // Records written after the migration sit beside the migrated ones.
+    await s.putRecord('old', { ...home!, url: 'http://a.example/e', checksum: 'beef' });
+    assert.deepEqual((await s.listRecords('old')).map((r) => r.url), ['http://a.example/', 'http://a.example/b', 'http://a.example/e']);
+  } finally {
+    await s.close();
+  }
+  assert.deepEqual(indexNames(path), ['feed_outbox_order', 'frontier_leased', 'frontier_queue', 'records_checksum', 'records_site']);
+  const db = new DatabaseSync(path);
+  assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, '2');
+  db.close();
+  // Opened again, it is a version 2 store and needs nothing more.
+  const again = new SqliteCrawlStore(path);
+  assert.equal((await again.listRecords('old')).length, 3);
+  await again.close();
+});
+
+test('a store of a later schema version is refused and left as it was', () => {
+  const path = v1Store('v9.db');
+  const db = new DatabaseSync(path);
+  db.exec("UPDATE meta SET value = '9' WHERE key = 'schema'; PRAGMA wal_checkpoint(TRUNCATE);");
+  db.close();
+  const before = readFileSync(path);
+  assert.throws(() => new SqliteCrawlStore(path), (err: Error) => {
+    assert.equal((err as TrawlError).code, 'TRAWL_ERR_IO');
+    assert.match(err.message, /crawl store .*v9\.db has schema version 9; this trawl reads versions 1 to 2/);
+    return true;
+  });
+  assert.equal(statSync(path).size, before.length);
+  assert.deepEqual(readFileSync(path), before);
+  assert.ok(indexNames(path).includes('frontier_site'));
 });
 
 test('a store held by another process is refused with a clear error, and opens once that process is gone', async () => {
