@@ -142,6 +142,13 @@ export interface Canonicalizer {
   /** The canonical href, or undefined when `url` is not a valid absolute URL (or a rewrite made it one that is not). */
   canonicalize(url: string): string | undefined;
   /**
+   * canonicalize(canonicalize(u)) === canonicalize(u) for every u: true when
+   * no rewrite_rules are set (each named rule is idempotent, which the tests
+   * check on generated URLs); a rewrite rule is a user's regular expression,
+   * and nothing says applying it twice changes nothing.
+   */
+  readonly idempotent: boolean;
+  /**
    * The steps that changed something, in order; the last `after` is what
    * canonicalize returns. Empty when nothing changed or the URL is invalid.
    */
@@ -513,6 +520,7 @@ export function buildCanonicalizer(opts: CanonOptions): Canonicalizer {
 
   return {
     canonicalize: (url) => run(url, undefined),
+    idempotent: rewrites.length === 0,
     explain: (url) => {
       const trace: CanonStep[] = [];
       return run(url, trace) === undefined ? [] : trace;

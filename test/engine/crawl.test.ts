@@ -309,6 +309,49 @@ describe('site statistics of a broad crawl', () => {
   });
 });
 
+describe('every URL the crawl queues is in its canonical form', () => {
+  it('a rewrite rule that is not idempotent still applies to a link already seen in the form it gives', async () => {
+    // /x becomes /x/x. /x/x links to /x/x as written, which the screened cache
+    // holds already; normalized, it is /x/x/x, a URL not yet seen, so it must be fetched.
+    const site = await startFixtureSite([{
+      ip: '127.0.1.24',
+      routes: {
+        '/': { kind: 'html', body: '<a href="/x">x</a>' },
+        '/x/x': { kind: 'html', body: '<a href="/x/x">again</a>' },
+        '/x/x/x': { kind: 'html', body: '<p>end</p>' },
+      },
+    }]);
+    try {
+      const h = site.host('127.0.1.24');
+      const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>
+        <attrib name="rewrite_rules" type="list-string"><member>#/x$#/x/x#</member></attrib>`));
+      assert.deepEqual(site.fetchedPaths('127.0.1.24').filter((p) => p !== '/robots.txt').sort(), ['/', '/x/x', '/x/x/x']);
+      assert.equal(run.summary.stored, 3);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('a meta refresh target is canonicalized like a link (sort_query_params)', async () => {
+    const site = await startFixtureSite([{
+      ip: '127.0.1.25',
+      routes: {
+        '/': { kind: 'html', body: '<html><head><meta http-equiv="refresh" content="0; url=/r?b=2&amp;a=1"></head><body></body></html>' },
+        '/r': { kind: 'html', body: '<p>target</p>' },
+      },
+    }]);
+    try {
+      const h = site.host('127.0.1.25');
+      const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>
+        <attrib name="sort_query_params" type="boolean">yes</attrib>`));
+      assert.deepEqual(site.fetchedPaths('127.0.1.25').filter((p) => p !== '/robots.txt'), ['/', '/r?a=1&b=2']);
+      assert.equal(byPath(run.records, h.origin).get('/')!.redirectTo, h.url('/r?a=1&b=2'));
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('refresh cycles', () => {
   it('a second cycle sends conditional requests and counts 304s as unchanged', async () => {
     const routes = {

@@ -7,10 +7,11 @@ import { open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { crc32, gzipSync, zstdDecompressSync } from 'node:zlib';
+import { constants as zlibConstants, crc32, gzipSync, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { isTrawlError } from '../../src/core/errors.ts';
 import type { ContentStore, StoredDocument } from '../../src/store/content-store.ts';
 import { BstoreContentStore, isCompactable } from '../../src/store/bstore-content-store.ts';
+import { compressBytes, decompressBytes, ReusedZstd } from '../../src/store/content-store-common.ts';
 import { openContentStore, type ContentStoreOptions } from '../../src/store/open-content-store.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'trawl-content-'));
@@ -493,5 +494,23 @@ describe('bstore on disk', () => {
     await fh.close();
     await assert.rejects(s.get(ref), (e) => isTrawlError(e) && e.code === 'TRAWL_ERR_IO' && e.message.includes(blockFile(dir, 0)));
     await s.close();
+  });
+});
+
+describe('compressBytes', () => {
+  it('gives the bytes zstdCompressSync gives, call after call on its one reused context', async () => {
+    // Sizes around the 64 KiB output buffer too: incompressible data longer than it needs several writes per frame.
+    const inputs = [HTML, Buffer.alloc(0), BINARY, randomBytes(150_000), Buffer.from('a'), HTML.subarray(0, 8000), Buffer.alloc(200_000, 0x41), HTML];
+    const level1 = { params: { [zlibConstants.ZSTD_c_compressionLevel]: 1 } };
+    for (const [i, input] of inputs.entries()) {
+      const got = await compressBytes(input);
+      assert.ok(got.equals(zstdCompressSync(input, level1)), `input ${i} (${input.length} bytes) compressed differently`);
+      assert.ok(zstdDecompressSync(got).equals(input), `input ${i} does not decompress to itself`);
+      assert.ok((await decompressBytes(got, 'zstd')).equals(input));
+    }
+    // The same through a compressor of its own, which must be the reused context, not the one-shot fallback.
+    const z = new ReusedZstd();
+    for (const input of inputs) assert.ok(z.compress(input).equals(zstdCompressSync(input, level1)));
+    assert.equal(z.reusing, true);
   });
 });
