@@ -6,6 +6,7 @@ import {
   DEFAULT_LINK_FLAGS, extractHtml, parseMetaRefresh, parseRobotsDirectives,
   type ExtractedLink, type HtmlExtraction, type LinkFlags,
 } from '../../src/extract/html.ts';
+import { Parser } from 'htmlparser2';
 import { FIXTURES } from '../helpers.ts';
 
 const DIR = `${FIXTURES}conformance/links/`;
@@ -212,6 +213,30 @@ describe('resolution and base href', () => {
   it('decodes entities and UTF-8 bytes', () => {
     const bytes = new TextEncoder().encode('<a href="/caf\u00e9?a=1&amp;b=2">\u00e9</a>');
     assert.deepEqual(urls(extract(bytes)), ['http://www.example.com/caf%C3%A9?a=1&b=2']);
+  });
+  it('decodes character references as htmlparser2 does with decodeEntities on, in attributes and in the title', () => {
+    // The extractor parses with entities left as written and decodes only what it reads (html.ts,
+    // PARSER_OPTIONS); the reference here is htmlparser2's own decoding of the same markup.
+    const values = [
+      '/q?a=1&amp;b=2', '/q?x&copy=1', '/q?x&copy;=1', '/q?n=&notit;', '/q?n=&notit', '/q?lt=&lt', '/q?c=&#x41;&#66;&#0;&#xD800;&#9999999;',
+      '/q?amp=&ampx', '/q?AMP=&AMP;', '/q?u=&NotANamedEntity;', '/q?e=&eacute', '/q?e=&eacute;x', '/q?s=&', '/q?t=&amp&amp;', "/q?sq=&apos;&quot;",
+    ];
+    const titles = ['Caf&eacute &amp; &notit; &lt;b&gt; &#x1F600; &copy=1 &bogus;', 'plain', 'A &amp B'];
+    for (const value of values) {
+      for (const quote of ['"', "'"]) {
+        const markup = `<a href=${quote}${value}${quote}>x</a>`;
+        let reference: string | undefined;
+        new Parser({ onopentag: (_n, a) => (reference ??= a.href) }, { decodeEntities: true }).end(markup);
+        const want = new URL(reference!, DOC);
+        want.hash = '';
+        assert.deepEqual(urls(extract(markup)), [want.href], `${markup} (reference ${JSON.stringify(reference)})`);
+      }
+    }
+    for (const t of titles) {
+      let reference = '';
+      new Parser({ ontext: (d) => (reference += d) }, { decodeEntities: true }).end(`<title>${t}</title>`);
+      assert.equal(extract(`<title>${t}</title>`).title, reference.replace(/\s+/g, ' ').trim(), t);
+    }
   });
   it('dedupes by url+kind in document order', () => {
     const r = extract('<a href=/x></a><link rel=stylesheet href=/x><a href="/x#y"></a><a href=/y>');
