@@ -6,7 +6,12 @@
  * bench/README.md (*Where the time goes*) sets trawl's CPU per page
  * against this one.
  *
- *   node bench/fetch-floor.ts [--site DIR]     (nginx must be serving DIR: bash bench/nginx.sh start DIR)
+ *   node bench/fetch-floor.ts [--site DIR] [--mode request|dispatch]     (nginx must be serving DIR: bash bench/nginx.sh start DIR)
+ *
+ * `--mode request` (the default) reads each body as trawl's fetcher does:
+ * undici's `request()` and its body stream. `--mode dispatch` hands undici
+ * a handler of its own (`Dispatcher.dispatch`) that gathers the chunks as
+ * they arrive, with no stream: what the stream costs.
  */
 
 import { readFileSync } from 'node:fs';
@@ -14,9 +19,9 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { defaultSiteDir, parseFlags, type SiteManifest } from './site/generate.ts';
 
-const f = parseFlags(process.argv.slice(2), { site: 'string' });
+const f = parseFlags(process.argv.slice(2), { site: 'string', mode: 'string' });
 if (f.help) {
-  console.log('usage: node bench/fetch-floor.ts [--site DIR]   (start nginx first: bash bench/nginx.sh start DIR)');
+  console.log('usage: node bench/fetch-floor.ts [--site DIR] [--mode request|dispatch]   (start nginx first: bash bench/nginx.sh start DIR)');
   process.exit(0);
 }
 const site = typeof f.site === 'string' ? f.site : defaultSiteDir(50, 2000);
@@ -29,6 +34,34 @@ try {
 }
 const urls = manifest.perHost.flatMap((h) => h.reachable.map((p) => `${h.origin}${p}`));
 
+const mode = f.mode ?? 'request';
+if (mode !== 'request' && mode !== 'dispatch') {
+  console.error(`fetch-floor: --mode takes request or dispatch, not ${String(mode)}`);
+  process.exit(2);
+}
+
+/** One GET through a handler of our own: the chunks gathered into one Buffer. */
+function dispatchGet(url: URL): Promise<{ statusCode: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let statusCode = 0;
+    // undici 7's Agent takes the handler methods of its core Request (onConnect, onHeaders, …).
+    agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'GET', headers: { 'user-agent': 'trawl-fetch-floor' } }, {
+      onConnect: () => {},
+      onHeaders: (status: number) => {
+        statusCode = status;
+        return true;
+      },
+      onData: (chunk: Buffer) => {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete: () => resolve({ statusCode, body: Buffer.concat(chunks) }),
+      onError: (err: Error) => reject(err),
+    } as unknown as Parameters<typeof agent.dispatch>[1]);
+  });
+}
+
 const CONCURRENCY = 64;
 const agent = new Agent({ connections: 8 });
 let next = 0;
@@ -39,6 +72,12 @@ const cpu0 = process.cpuUsage();
 await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
   while (next < urls.length) {
     const url = urls[next++]!;
+    if (mode === 'dispatch') {
+      const res = await dispatchGet(new URL(url));
+      bytes += res.body.length;
+      if (res.statusCode !== 200) failures++;
+      continue;
+    }
     const res = await request(url, { dispatcher: agent, headers: { 'user-agent': 'trawl-fetch-floor' } });
     const chunks: Buffer[] = [];
     for await (const chunk of res.body) chunks.push(chunk as Buffer);
@@ -50,6 +89,6 @@ const cpu = process.cpuUsage(cpu0);
 const s = (performance.now() - t0) / 1000;
 await agent.close();
 const perPage = (us: number): string => (us / 1000 / urls.length).toFixed(3);
-console.log(`${urls.length.toLocaleString('en-US')} pages (${failures} not 200), ${(bytes / 1048576).toFixed(0)} MiB in ${s.toFixed(1)} s: ${Math.round(urls.length / s).toLocaleString('en-US')} pages/s, ` +
+console.log(`${mode}: ${urls.length.toLocaleString('en-US')} pages (${failures} not 200), ${(bytes / 1048576).toFixed(0)} MiB in ${s.toFixed(1)} s: ${Math.round(urls.length / s).toLocaleString('en-US')} pages/s, ` +
   `${perPage(cpu.user + cpu.system)} CPU ms/page (user ${perPage(cpu.user)}, sys ${perPage(cpu.system)})`);
 if (failures > 0) process.exitCode = 1;

@@ -1,4 +1,4 @@
-// bin/trawl.js restarts Node in place with 4 MiB semi-spaces, an old
+// bin/trawl.js restarts Node in place with 8 MiB semi-spaces, an old
 // generation that grows at most 2.5-fold between major GCs, and two malloc
 // arenas: the real daemon is started and its /proc entries are read (the
 // process id is the one spawn returned, so signals reach the crawler).
@@ -28,14 +28,14 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 describe('bin/trawl.js Node settings', { skip: !existsSync('/proc/self/cmdline') && 'needs /proc' }, () => {
-  it('runs the crawler with --max-semi-space-size=4, --heap-growing-percent=150 and MALLOC_ARENA_MAX=2, in the process it was started as', async () => {
+  it('runs the crawler with --max-semi-space-size=8, --heap-growing-percent=150 and MALLOC_ARENA_MAX=2, in the process it was started as', async () => {
     const env = { ...process.env };
     delete env.MALLOC_ARENA_MAX;
     delete env.TRAWL_NODE_FLAGS;
     const child = await serve(env);
     try {
       const p = procOf(child.pid!);
-      assert.deepEqual(p.argv.slice(1, 3), ['--max-semi-space-size=4', '--heap-growing-percent=150']);
+      assert.deepEqual(p.argv.slice(1, 3), ['--max-semi-space-size=8', '--heap-growing-percent=150']);
       assert.ok(p.argv.includes('serve'));
       assert.equal(p.env.get('MALLOC_ARENA_MAX'), '2');
     } finally {
@@ -61,17 +61,17 @@ describe('bin/trawl.js Node settings', { skip: !existsSync('/proc/self/cmdline')
       await stop(b);
     }
     // A flag given explicitly wins over trawl's value for it, in either spelling; the other is still added.
-    const c = await serve({ ...process.env, TRAWL_NODE_FLAGS: '' }, ['--max-semi-space-size=8', '--heap_growing_percent=30']);
+    const c = await serve({ ...process.env, TRAWL_NODE_FLAGS: '' }, ['--max-semi-space-size=6', '--heap_growing_percent=30']);
     try {
       const p = procOf(c.pid!);
-      assert.deepEqual(p.argv.filter((x) => /^--max.semi.space.size|^--heap.growing.percent/.test(x)), ['--max-semi-space-size=8', '--heap_growing_percent=30']);
+      assert.deepEqual(p.argv.filter((x) => /^--max.semi.space.size|^--heap.growing.percent/.test(x)), ['--max-semi-space-size=6', '--heap_growing_percent=30']);
     } finally {
       await stop(c);
     }
-    const d = await serve({ ...process.env, TRAWL_NODE_FLAGS: '' }, ['--max-semi-space-size=8']);
+    const d = await serve({ ...process.env, TRAWL_NODE_FLAGS: '' }, ['--max-semi-space-size=6']);
     try {
       const p = procOf(d.pid!);
-      assert.deepEqual(p.argv.filter((x) => /^--max.semi.space.size|^--heap.growing.percent/.test(x)), ['--heap-growing-percent=150', '--max-semi-space-size=8']);
+      assert.deepEqual(p.argv.filter((x) => /^--max.semi.space.size|^--heap.growing.percent/.test(x)), ['--heap-growing-percent=150', '--max-semi-space-size=6']);
     } finally {
       await stop(d);
     }
