@@ -18,6 +18,7 @@ import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { BoundedMap } from '../core/bounded-map.ts';
+import { FingerprintCache, stringTag } from '../core/fingerprint-cache.ts';
 import { domainOf, normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import type { DocSkipCode, UriSkipCode } from '../core/skip-codes.ts';
 import type { CollectionConfig } from '../config/model.ts';
@@ -213,9 +214,12 @@ export class CollectionCrawl {
    * queued or crawled in this cycle, most recent last, bounded. Most links a
    * page has (navigation) were seen moments ago; they are counted as `ic`
    * here without a store round trip. The store still decides for the rest.
+   * It keeps 64-bit fingerprints of the URLs, each tagged with its site's
+   * stringTag (so that a hit counts as Local or LocalFwd): a lookup costs a
+   * third of one in a Map of the strings, and the strings are not held
+   * (core/fingerprint-cache.ts says what a collision would cost).
    */
-  private screened = new BoundedMap<string, string>(100_000);
-  private readonly siteNames = new Map<string, string>();
+  private screened = new FingerprintCache(100_000);
   private screenedMax = 100_000;
   /**
    * Links as extracted → their normalized form (canonicalize is a pure
@@ -356,7 +360,7 @@ export class CollectionCrawl {
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     this.screenedMax = s.cachesize.screened ?? 100_000;
-    this.screened = new BoundedMap(Math.max(1, this.screenedMax));
+    this.screened = new FingerprintCache(Math.max(1, this.screenedMax));
     this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
@@ -997,6 +1001,7 @@ export class CollectionCrawl {
         // Those lookups were a tenth of the main thread's CPU on the bench
         // crawl (perf record -e task-clock; bench/README.md).
         const rawFirst = screenFirst && this.rt.canon.idempotent;
+        const ownTag = stringTag(site.site);
         for (const l of x.links) {
           if (l.kind === 'redirect' || l.kind === 'canonical' || l.kind === 'feed') continue;
           if (l.nofollow && settings.checkMetaRobots) {
@@ -1009,7 +1014,7 @@ export class CollectionCrawl {
           seen.add(target);
           if (knownSite === undefined && screenFirst && (!rawFirst || target !== l.url)) knownSite = this.screened.get(target);
           if (knownSite !== undefined) {
-            st.add(knownSite === site.site ? 'Local' : 'LocalFwd');
+            st.add(knownSite === ownTag ? 'Local' : 'LocalFwd');
             bump(this.c.uriSkips, 'ic');
             st.count('URISkip', 'ic');
             continue;
@@ -1286,19 +1291,9 @@ export class CollectionCrawl {
   /** Remembers a URL as seen in this cycle (bounded: the oldest is forgotten first). */
   private screen(url: string, site: string): void {
     if (this.screenedMax <= 0) return;
-    this.screened.refresh(url, this.siteName(site));
+    this.screened.refresh(url, stringTag(site));
   }
 
-  /**
-   * One string per site name in the screened cache: every link carries its
-   * own copy, and 100,000 of them were 3.8 MiB of the heap on the bench crawl.
-   */
-  private siteName(site: string): string {
-    const known = this.siteNames.get(site);
-    if (known !== undefined) return known;
-    if (this.siteNames.size < 100_000) this.siteNames.set(site, site);
-    return site;
-  }
 
   /** On stop: leased URIs that were never fetched go back to the queue. */
   private async returnLeases(): Promise<void> {

@@ -352,6 +352,41 @@ describe('every URL the crawl queues is in its canonical form', () => {
   });
 });
 
+describe('links to the page\'s own site and to others (MS-FSCADM Local, LocalFwd)', () => {
+  it('counts each distinct link once per page, whether the screened cache knew it or it was queued', async () => {
+    const a = '127.0.1.26';
+    const b = '127.0.1.27';
+    const site = await startFixtureSite([
+      {
+        ip: a,
+        routes: {
+          '/': { kind: 'html', body: `<a href="/a">a</a> <a href="/b">b</a> <a href="{{origin:${b}}}/x">x</a>` },
+          '/a': { kind: 'html', body: '<a href="/b">b</a> <a href="/">home</a> <a href="/b">b again</a>' },
+          '/b': { kind: 'html', body: `<a href="/a">a</a> <a href="{{origin:${b}}}/x">x</a>` },
+        },
+      },
+      {
+        ip: b,
+        routes: {
+          '/x': { kind: 'html', body: `<a href="{{origin:${a}}}/a">a</a> <a href="/y">y</a>` },
+          '/y': { kind: 'html', body: '<a href="/x">x</a>' },
+        },
+      },
+    ]);
+    try {
+      const run = await runCrawl(collectionXml(`${list('start_uris', [site.host(a).url('/')])}<attrib name="delay" type="real">0</attrib>`));
+      assert.equal(run.summary.stored, 5);
+      // Per page: / 2 + 1, /a 2, /b 1 + 1, /x 1 + 1, /y 1. Most of them were in the screened cache when
+      // they were met again; a hit must still tell the page's own site from another.
+      assert.equal(run.counters.summed.continuous.Local, 7, JSON.stringify(run.counters.summed.continuous));
+      assert.equal(run.counters.summed.continuous.LocalFwd, 3, JSON.stringify(run.counters.summed.continuous));
+      assert.ok((run.summary.uriSkips.ic ?? 0) >= 4, JSON.stringify(run.summary.uriSkips));
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('refresh cycles', () => {
   it('a second cycle sends conditional requests and counts 304s as unchanged', async () => {
     const routes = {
