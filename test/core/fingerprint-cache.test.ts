@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FingerprintCache } from '../../src/core/fingerprint-cache.ts';
+import { prng } from '../support/prng.ts';
 
 /** The intended behaviour, written plainly: a ring of max places; refresh leaves a hole where the key was. */
 class Model {
@@ -37,22 +38,10 @@ class Model {
   }
 }
 
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('FingerprintCache', () => {
   it('behaves as the model under random refresh, get, has and clear', () => {
     for (const [max, universe, seed] of [[1, 3, 1], [2, 5, 2], [7, 20, 3], [7, 9, 4], [64, 200, 5], [100, 120, 6]] as const) {
-      const random = rng(seed);
+      const random = prng(seed);
       const c = new FingerprintCache(max);
       const m = new Model(max);
       const keys = Array.from({ length: universe }, (_, i) => `http://127.0.1.${i % 7}:8080/p/${i}.html`);
