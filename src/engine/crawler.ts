@@ -40,6 +40,9 @@ import { emptyStats, mergeDiscrete, SiteStats, type StatsData } from '../stats/s
 import { RobotsManager, type KnownRobots } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
 
+/** The most entries the screened-URI cache keeps, whatever cachesize.screened says. */
+const SCREENED_MAX = 1 << 24;
+
 export interface CrawlEvent {
   readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error';
   readonly url?: string;
@@ -360,7 +363,9 @@ export class CollectionCrawl {
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     this.screenedMax = s.cachesize.screened ?? 100_000;
-    this.screened = new FingerprintCache(Math.max(1, this.screenedMax));
+    // The cache's arrays are sized for cachesize.screened when the cycle starts (the
+    // memory is only touched as it fills); 2^24 entries are 350 MB at most.
+    this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX));
     this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';

@@ -353,6 +353,18 @@ describe('every URL the crawl queues is in its canonical form', () => {
 });
 
 describe('links to the page\'s own site and to others (MS-FSCADM Local, LocalFwd)', () => {
+  it('takes the largest cachesize.screened the configuration allows (the cache keeps at most 2^24)', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.1.28', routes: { '/': { kind: 'html', body: '<a href="/a">a</a> <a href="/a">a</a>' }, '/a': { kind: 'html', body: '<a href="/">home</a>' } } }]);
+    try {
+      const run = await runCrawl(collectionXml(`${list('start_uris', [site.host('127.0.1.28').url('/')])}<attrib name="delay" type="real">0</attrib>
+        <section name="cachesize"><attrib name="screened" type="integer">2147483647</attrib></section>`));
+      assert.equal(run.summary.stored, 2);
+      assert.deepEqual(site.fetchedPaths('127.0.1.28').filter((p) => p !== '/robots.txt').sort(), ['/', '/a']);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('counts each distinct link once per page, whether the screened cache knew it or it was queued', async () => {
     const a = '127.0.1.26';
     const b = '127.0.1.27';
