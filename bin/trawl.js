@@ -29,8 +29,8 @@ if (major < 24) {
 // crawl and about a tenth less CPU: a page lives about 90 ms from its fetch
 // to its commit, and at 4 MiB a scavenge came every 30 ms, so most of what
 // a page holds was copied two or three times before it died (scavenges
-// were 7% of the main thread's time). What survives them (pages and records held across a fetch, an extraction
-// and a commit) dies in the old generation, which V8 lets grow to up to four
+// were 7% of the main thread's time). What survives them (pages and records
+// held across a fetch, an extraction and a commit) dies in the old generation, which V8 lets grow to up to four
 // times what the last major GC kept before it collects again. Capping the
 // growth at 2.5 times (--heap-growing-percent=150) took the 100,000-page
 // bench crawl from 283-287 MiB to 243-247 MiB for about 3% more CPU; at

@@ -42,7 +42,7 @@ export class FingerprintCache {
   /** The ring's next place to write. */
   private next = 0;
   private count = 0;
-  // The fingerprint of the last key hashed (two numbers instead of an allocation per call).
+  // The fingerprint of the last key hashed (two numbers instead of an allocation per call); read at once.
   private fpHi = 0;
   private fpLo = 0;
 
@@ -66,19 +66,21 @@ export class FingerprintCache {
   /** The key's tag, or undefined when the key is not held. */
   get(key: string): number | undefined {
     this.hash(key);
-    const slot = this.find();
+    const slot = this.find(this.fpHi, this.fpLo);
     return slot < 0 ? undefined : this.tags[this.table[slot]! - 1];
   }
 
   has(key: string): boolean {
     this.hash(key);
-    return this.find() >= 0;
+    return this.find(this.fpHi, this.fpLo) >= 0;
   }
 
   /** Adds the key with its tag (a 32-bit integer), or moves a held key to the newest end with the new tag. */
   refresh(key: string, tag: number): void {
     this.hash(key);
-    const slot = this.find();
+    const hi = this.fpHi;
+    const lo = this.fpLo;
+    const slot = this.find(hi, lo);
     if (slot >= 0) {
       this.live[this.table[slot]! - 1] = 0;
       this.count--;
@@ -87,21 +89,15 @@ export class FingerprintCache {
     const e = this.next;
     if (this.live[e] === 1) {
       // The oldest live key: the ring is full here. Find its slot by its own fingerprint.
-      const h = this.fpHi;
-      const l = this.fpLo;
-      this.fpHi = this.hi[e]!;
-      this.fpLo = this.lo[e]!;
-      this.removeSlot(this.find());
+      this.removeSlot(this.find(this.hi[e]!, this.lo[e]!));
       this.count--;
-      this.fpHi = h;
-      this.fpLo = l;
     }
-    this.hi[e] = this.fpHi;
-    this.lo[e] = this.fpLo;
+    this.hi[e] = hi;
+    this.lo[e] = lo;
     this.tags[e] = tag | 0;
     this.live[e] = 1;
     this.count++;
-    let i = this.fpLo & this.mask;
+    let i = lo & this.mask;
     while (this.table[i] !== 0) i = (i + 1) & this.mask;
     this.table[i] = e + 1;
     this.next = e + 1 === this.max ? 0 : e + 1;
@@ -134,9 +130,9 @@ export class FingerprintCache {
     this.fpLo = fmix32(b);
   }
 
-  /** The slot holding the current fingerprint, or -1. */
-  private find(): number {
-    const { table, hi, lo, mask, fpHi, fpLo } = this;
+  /** The slot holding the fingerprint (fpHi, fpLo), or -1. */
+  private find(fpHi: number, fpLo: number): number {
+    const { table, hi, lo, mask } = this;
     for (let i = fpLo & mask; ; i = (i + 1) & mask) {
       const t = table[i]!;
       if (t === 0) return -1;

@@ -126,13 +126,13 @@ export class ReusedZstd {
   }
 
   private run(engine: ZstdCompress & ZlibInternals, data: Uint8Array): Buffer {
-    const write = engine._handle!.writeSync!.bind(engine._handle);
+    const handle = engine._handle!;
     const state = engine._writeState!;
     const parts: Buffer[] = [];
     let inOff = 0;
     let inLen = data.byteLength;
     for (;;) {
-      write(zc.ZSTD_e_end, data, inOff, inLen, this.out, 0, this.out.length);
+      handle.writeSync!(zc.ZSTD_e_end, data, inOff, inLen, this.out, 0, this.out.length);
       if (engine.destroyed) throw new Error('zstd: the compressor failed');
       const outLeft = state[0]!;
       const inLeft = state[1]!;

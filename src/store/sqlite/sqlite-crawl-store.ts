@@ -341,7 +341,7 @@ export class SqliteCrawlStore implements CrawlStore {
     const row = hasMeta ? (this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as Row | undefined) : undefined;
     const version = row ? Number(row.value) : SCHEMA_VERSION;
     if (!(version >= 1 && version <= SCHEMA_VERSION)) {
-      this.db.close();
+      // The constructor closes the database on the way out.
       throw new TrawlError('TRAWL_ERR_IO', `the crawl store ${path} has schema version ${String(row?.value)}; this trawl reads versions 1 to ${SCHEMA_VERSION}`);
     }
     this.tx(() => {
