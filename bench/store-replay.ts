@@ -26,7 +26,7 @@ import { deserialize } from 'node:v8';
 import type { SqliteCrawlStore as Store } from '../src/store/sqlite/sqlite-crawl-store.ts';
 import { parseFlags } from './site/generate.ts';
 
-const f = parseFlags(process.argv.slice(2), { trace: 'string', runs: 'string', pragma: 'string', 'page-size': 'string', module: 'string' });
+const f = parseFlags(process.argv.slice(2), { trace: 'string', runs: 'string', pragma: 'string', 'page-size': 'string', module: 'string', batch: 'string' });
 if (f.help || typeof f.trace !== 'string') {
   console.log("usage: npm run bench:store -- --trace FILE [--runs 3] [--pragma 'PRAGMA …'] [--page-size BYTES] [--module PATH]");
   process.exit(f.help ? 0 : 2);
@@ -86,10 +86,20 @@ for (let run = 1; run <= Number(f.runs ?? 3); run++) {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const waits: unknown[] = [];
+  const batch = typeof f.batch === 'string' ? Number(f.batch) : 0;
+  let sinceFlush = 0;
   for (const [method, args] of calls) {
+    if (batch > 0 && method === 'flushCompletions') continue;
     const r = store[method]!(...args);
-    if (method === 'complete') waits.push(r);
+    if (method === 'complete') {
+      waits.push(r);
+      if (batch > 0 && ++sinceFlush >= batch) {
+        store.flushCompletions!();
+        sinceFlush = 0;
+      }
+    }
   }
+  if (batch > 0) store.flushCompletions!();
   await Promise.all(waits);
   const wall = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);

@@ -177,6 +177,12 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
   return Number.isNaN(t) ? undefined : Math.max(0, t - now);
 }
 
+/** A checksum one page is looking up or storing: `original` is what an equal page is a duplicate of (that page, unless the store knew an older one). */
+interface Claim {
+  readonly url: string;
+  readonly original: Promise<string>;
+}
+
 export class CollectionCrawl {
   readonly config: CollectionConfig;
   private readonly opts: CrawlerOptions;
@@ -204,8 +210,8 @@ export class CollectionCrawl {
   private wakeUp: (() => void) | undefined;
   private readonly abort = new AbortController();
   private linkFlags!: LinkFlags;
-  /** Checksums of documents being stored right now, so two concurrent fetches of equal content are seen as duplicates. */
-  private readonly claimed = new Map<string, string>();
+  /** Checksums of documents being looked up or stored right now, so two concurrent fetches of equal content are seen as duplicates. */
+  private readonly claimed = new Map<string, Claim>();
   /** focused.exclude_domains: domains outside the focused scheduling. */
   private focusExempt: ScopeRule | undefined;
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
@@ -580,7 +586,16 @@ export class CollectionCrawl {
 
   private async loop(): Promise<CycleSummary['stoppedBy']> {
     const maxConcurrency = this.opts.maxConcurrency ?? 64;
+    // A task holds one of the maxConcurrency request slots until its
+    // response is in (releaseSlot), then extracts, stores and commits the
+    // page without it: the content store's and the crawl store's group
+    // commits make that take tens of ms, and holding the slot meanwhile kept
+    // the crawl below its concurrency (bench/README.md). At most three times
+    // as many pages may be in that second half, so that the documents held
+    // in memory stay bounded.
+    const maxTasks = 4 * maxConcurrency;
     const tasks = new Set<Promise<void>>();
+    let requesting = 0;
     for (;;) {
       if (this.abort.signal.aborted) {
         // In-flight fetches are aborted; wait for them to put their URIs back.
@@ -601,13 +616,22 @@ export class CollectionCrawl {
         const held = this.opts.heldSites?.();
         if (held) for (const [siteKey, until] of held) if (until > now) this.sched.hold(this.sched.get(siteKey), until);
         // At most the free slots' worth of sites: tasks only grow within this turn.
-        const ready = this.sched.ready(now, maxConcurrency - tasks.size);
+        const ready = this.sched.ready(now, Math.min(maxConcurrency - requesting, maxTasks - tasks.size));
         nextMs = ready.nextMs;
         for (const site of ready.sites) {
           if (this.opts.maxPages !== undefined && this.c.requests + this.inFlight >= this.opts.maxPages) break;
-          const t = this.task(site).catch((err: unknown) => this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` }));
+          requesting++;
+          let holding = true;
+          const releaseSlot = (): void => {
+            if (!holding) return;
+            holding = false;
+            requesting--;
+            this.notify();
+          };
+          const t = this.task(site, releaseSlot).catch((err: unknown) => this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` }));
           tasks.add(t);
           void t.finally(() => {
+            releaseSlot();
             tasks.delete(t);
             this.notify();
           });
@@ -623,8 +647,8 @@ export class CollectionCrawl {
     }
   }
 
-  /** One unit of work on a site: its robots.txt, or its next URI. */
-  private async task(site: SiteState): Promise<void> {
+  /** One unit of work on a site: its robots.txt, or its next URI. `releaseSlot` gives up its request slot. */
+  private async task(site: SiteState, releaseSlot: () => void): Promise<void> {
     site.busy = true;
     try {
       const host = new URL(site.site).hostname;
@@ -682,7 +706,7 @@ export class CollectionCrawl {
       }
       const uri = site.next() as LeasedUri | undefined;
       if (!uri) return;
-      await this.fetchOne(site, uri, robots);
+      await this.fetchOne(site, uri, robots, releaseSlot);
     } finally {
       site.busy = false;
     }
@@ -710,7 +734,7 @@ export class CollectionCrawl {
     if (this.logScreened) this.emit({ type: 'skip', url, code, message: reason });
   }
 
-  private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined): Promise<void> {
+  private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
     const url = new URL(uri.url);
     const settings = this.rt.settingsFor(uri.sub);
     const st = this.statsFor(site.site);
@@ -789,6 +813,8 @@ export class CollectionCrawl {
       });
     } finally {
       this.inFlight--;
+      // The response is in: extracting, storing and committing it need no request slot.
+      releaseSlot();
     }
     if (this.abort.signal.aborted) {
       // Stopping: the URI stays leased and goes back to the queue.
@@ -1094,9 +1120,30 @@ export class CollectionCrawl {
       await this.commit(site, uri, { ...base, status: 'unchanged', checksum, contentRef: previous.contentRef }, links, st, this.refeedOps(uri, previous));
       return;
     }
+    let claim: Claim | undefined;
     if (settings.diffcheck) {
-      const claimedBy = this.claimed.get(checksum);
-      const original = claimedBy !== undefined && claimedBy !== uri.url ? claimedBy : await this.store.findByChecksum(this.rt.name, checksum, uri.url);
+      const other = this.claimed.get(checksum);
+      let original: string | undefined;
+      if (other !== undefined && other.url !== uri.url) {
+        original = await other.original;
+      } else {
+        // Claimed before the store is asked: an equal document that arrives
+        // while this one is looked up or stored waits for this answer
+        // instead of asking the store too, and both being stored.
+        const lookup = this.store.findByChecksum(this.rt.name, checksum, uri.url);
+        const mine: Claim = { url: uri.url, original: lookup.then((o) => o ?? uri.url) };
+        mine.original.catch(() => undefined); // a failed lookup fails this page, below; those waiting get the same error
+        this.claimed.set(checksum, mine);
+        try {
+          original = await lookup;
+        } catch (err) {
+          this.claimed.delete(checksum);
+          throw err;
+        }
+        // A duplicate stores nothing: its claim ends here.
+        if (original !== undefined) this.claimed.delete(checksum);
+        else claim = mine;
+      }
       if (original) {
         this.c.duplicates++;
         this.docSkip(st, 'cs', uri.url, `duplicate of ${original}`);
@@ -1107,18 +1154,17 @@ export class CollectionCrawl {
         return;
       }
     }
-    this.claimed.set(checksum, uri.url);
-    const contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime });
-    this.c.stored++;
-    st.add('Stored');
-    if (previous?.checksum && previous.checksum !== checksum) st.add('Modified');
     try {
+      const contentRef = await this.opts.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime });
+      this.c.stored++;
+      st.add('Stored');
+      if (previous?.checksum && previous.checksum !== checksum) st.add('Modified');
       await this.commit(site, uri, { ...base, status: 'stored', checksum, contentRef }, links, st, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
+      if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
     } finally {
       // Committed (or failed): from now on the crawl store answers for this checksum.
-      this.claimed.delete(checksum);
+      if (claim && this.claimed.get(checksum) === claim) this.claimed.delete(checksum);
     }
-    if (previous?.contentRef && previous.contentRef !== contentRef) await this.opts.content.delete(previous.contentRef);
   }
 
   /**

@@ -24,6 +24,7 @@
  */
 
 import { Worker } from 'node:worker_threads';
+import { BatchedPost } from '../core/batched-post.ts';
 import { TrawlError, type ErrorCode } from '../core/errors.ts';
 import type { CrawlStore } from './crawl-store.ts';
 import type { StorageMessage, StorageReply } from './storage-thread.ts';
@@ -52,6 +53,7 @@ type Message = StorageMessage extends infer M ? (M extends unknown ? Omit<M, 'id
 class StorageThread {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
+  private readonly outbox: BatchedPost<StorageMessage>;
   private nextId = 1;
   private nextHandle = 1;
   private open = 0;
@@ -59,12 +61,12 @@ class StorageThread {
 
   constructor() {
     this.worker = new Worker(THREAD_URL);
-    this.worker.on('message', (m: StorageReply) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.error) p.reject(m.error.code ? new TrawlError(m.error.code as ErrorCode, m.error.message) : new Error(m.error.message));
-      else p.resolve(m.result);
+    this.outbox = new BatchedPost<StorageMessage>(
+      (batch) => this.worker.postMessage(batch),
+      (m, err) => this.settle({ id: m.id, error: { message: `cannot send ${m.op === 'call' ? m.method : m.op} to the storage thread: ${(err as Error).message}` } }),
+    );
+    this.worker.on('message', (replies: StorageReply[]) => {
+      for (const r of replies) this.settle(r);
     });
     const fail = (err: Error): void => {
       this.dead ??= new TrawlError('TRAWL_ERR_IO', `the storage thread stopped: ${err.message}`, { cause: err });
@@ -79,12 +81,21 @@ class StorageThread {
     this.worker.unref();
   }
 
+  private settle(m: StorageReply): void {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.error) p.reject(m.error.code ? new TrawlError(m.error.code as ErrorCode, m.error.message) : new Error(m.error.message));
+    else p.resolve(m.result);
+  }
+
+  /** Calls go to the thread in batches, one per turn of the event loop (batched-post.ts). */
   send(m: Message): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...m, id } as StorageMessage);
+      this.outbox.send({ ...m, id } as StorageMessage);
     });
   }
 

@@ -6,9 +6,13 @@
  *   {op: open, handle, kind, args}          → constructs the store
  *   {op: call, handle, method, args}        → store[method](...args)
  *   every message                           → {id, result | error}
+ *
+ * Both ways, the messages of one turn of the sender's event loop travel as
+ * one array (batched-post.ts).
  */
 
 import { parentPort } from 'node:worker_threads';
+import { BatchedPost } from '../core/batched-post.ts';
 import { isTrawlError } from '../core/errors.ts';
 import { SqliteCrawlStore } from './sqlite/sqlite-crawl-store.ts';
 
@@ -44,9 +48,17 @@ async function handle(m: StorageMessage): Promise<unknown> {
   return result;
 }
 
-parentPort!.on('message', (m: StorageMessage) => {
-  handle(m).then(
-    (result) => parentPort!.postMessage({ id: m.id, result } satisfies StorageReply),
-    (err: unknown) => parentPort!.postMessage({ id: m.id, error: errorOf(err) } satisfies StorageReply),
-  );
+// Replies go back in batches too (batched-post.ts); one that cannot be cloned is answered with the reason.
+const replies = new BatchedPost<StorageReply>(
+  (batch) => parentPort!.postMessage(batch),
+  (r, err) => parentPort!.postMessage([{ id: r.id, error: { message: `cannot send the result back: ${(err as Error).message}` } } satisfies StorageReply]),
+);
+
+parentPort!.on('message', (batch: StorageMessage[]) => {
+  for (const m of batch) {
+    handle(m).then(
+      (result) => replies.send({ id: m.id, result }),
+      (err: unknown) => replies.send({ id: m.id, error: errorOf(err) }),
+    );
+  }
 });

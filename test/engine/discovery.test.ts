@@ -112,6 +112,30 @@ describe('discovery', () => {
     }
   });
 
+  it('stores one of several equal documents fetched at the same time and records the others as its duplicates', async () => {
+    // Twelve pages with one body, all linked from the root and fetched
+    // together (max_pending 16): each equal page that finishes while the
+    // first is still being looked up or stored must wait for its answer.
+    const same = html('<p>the same body on every copy</p>');
+    const copies = Array.from({ length: 12 }, (_, i) => `/copy-${i}.html`);
+    const site = await startFixtureSite([{
+      ip: '127.0.3.6',
+      routes: { '/': html(copies.map((c) => `<a href="${c}">c</a>`).join(' ')), ...Object.fromEntries(copies.map((c) => [c, same])) },
+    }]);
+    try {
+      const h = site.host('127.0.3.6');
+      const run = await runCrawl(collectionXml(`<attrib name="start_uris" type="list-string"><member>${h.url('/')}</member></attrib><attrib name="delay" type="real">0</attrib>
+        <attrib name="max_pending" type="integer">16</attrib>`));
+      assert.deepEqual(site.fetchedPaths('127.0.3.6').filter((p) => p.startsWith('/copy-')).sort(), [...copies].sort());
+      const r = byPath(run.records, h.origin);
+      const stored = copies.filter((c) => r.get(c)!.status === 'stored');
+      assert.equal(stored.length, 1, JSON.stringify(copies.map((c) => [c, r.get(c)!.status])));
+      for (const c of copies) if (c !== stored[0]) assert.deepEqual([c, r.get(c)!.status, r.get(c)!.duplicateOf], [c, 'duplicate', h.url(stored[0]!)]);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('drops documents by exclude_headers and X-Robots-Tag, and follows links of duplicates only with extract_links_from_dupes', async () => {
     // csum_cut_off 16: the checksum covers only "<p>same body</p>", so dup2 is a
     // duplicate of dup1 although it links somewhere else.

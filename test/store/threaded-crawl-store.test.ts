@@ -42,3 +42,22 @@ test('a closed store refuses calls', async () => {
   await s.close();
   await assert.rejects(s.getCollection('c'), /the store is closed/);
 });
+
+test('a call whose arguments cannot be sent to the storage thread fails alone, with the reason; the calls beside it succeed', async () => {
+  const s = await openThreadedCrawlStore(join(dir, 'unclonable.db'));
+  try {
+    const calls = [
+      s.putCollection('a', '<a/>', 1),
+      s.putCollection('b', (() => '<b/>') as unknown as string, 1),
+      s.putCollection('c', '<c/>', 1),
+    ];
+    const [a, b, c] = await Promise.allSettled(calls);
+    assert.equal(a.status, 'fulfilled');
+    assert.equal(c.status, 'fulfilled');
+    assert.equal(b.status, 'rejected');
+    assert.match(String((b as PromiseRejectedResult).reason), /cannot send putCollection to the storage thread: .*could not be cloned/);
+    assert.deepEqual([(await s.getCollection('a'))?.configXml, await s.getCollection('b'), (await s.getCollection('c'))?.configXml], ['<a/>', undefined, '<c/>']);
+  } finally {
+    await s.close();
+  }
+});
