@@ -825,10 +825,18 @@ export class CollectionCrawl {
     this.c.requests++;
     st.add('Processed');
     st.data.discrete.LastUri = uri.url;
+    // The site is free for its next request once process() has made its
+    // decisions about it (failures, a Retry-After pause, closing it), which
+    // it does before its first await: storing and committing the page take
+    // tens of ms (the group commits) and need not hold max_pending back;
+    // COMMIT_BACKLOG bounds how many of the site's pages may wait for that.
+    site.committing++;
     try {
-      await this.process(site, uri, previous, outcome, settings, st);
-    } finally {
+      const processing = this.process(site, uri, previous, outcome, settings, st);
       this.sched.finished(site, true);
+      await processing;
+    } finally {
+      site.committing--;
     }
   }
 
@@ -909,7 +917,8 @@ export class CollectionCrawl {
       this.c.retries++;
       st.add('Retries');
       await this.store.retry(this.rt.name, uri.id);
-      site.queued++;
+      // Through addWork: the site may have left the active set while the retry was written.
+      this.sched.addWork(site.site, 1);
       await this.store.putSiteStats(this.rt.name, site.site, JSON.stringify(st));
       return;
     }

@@ -2,7 +2,8 @@
  * Politeness and site rotation, in memory, for one collection.
  *
  *   waiting sites (FIFO) ──(max_sites)──► active sites ──► ready? ──► start a fetch
- *                                          │  per site: inFlight < max_pending
+ *                                          │  per site: inFlight < max_pending,
+ *                                          │            committing < COMMIT_BACKLOG × max_pending
  *                                          │            now ≥ pausedUntil (Retry-After, backoff)
  *                                          │  per gate: now ≥ gate.nextStart
  *                                          ▼
@@ -42,6 +43,16 @@ export interface SiteTally {
   buffered: number;
 }
 
+/**
+ * A site's request ends when its response is in (max_pending counts
+ * outstanding requests, MS-FSCCFG 2.2.3), but its document is committed
+ * tens of ms later, after the stores' group commits. Up to this many times
+ * max_pending documents per site may wait for that; the site's next
+ * request waits beyond it. A kill -9 loses what waits (it is fetched
+ * again), so this also bounds what a crash refetches from one site.
+ */
+export const COMMIT_BACKLOG = 8;
+
 export class SiteState {
   readonly site: string;
   private readonly tally: SiteTally;
@@ -49,6 +60,8 @@ export class SiteState {
   /** Leased URIs not yet started (changed through hold, next, putBack and drain, which keep the tally). */
   private readonly leased: unknown[] = [];
   inFlight = 0;
+  /** Documents fetched and not yet committed: at most COMMIT_BACKLOG × max_pending. */
+  committing = 0;
   /** Documents fetched in this cycle (max_doc). */
   fetched = 0;
   /** Documents since the site became active (max_inter_docs). */
@@ -251,7 +264,7 @@ export class SiteScheduler {
     const n = this.active.length;
     for (let k = 0; k < n && out.length < limit; k++) {
       const s = this.active[(this.rotor + k) % n]!;
-      if (!s.hasWork || s.busy || s.inFlight >= this.policy.maxPending) continue;
+      if (!s.hasWork || s.busy || s.inFlight >= this.policy.maxPending || s.committing >= COMMIT_BACKLOG * this.policy.maxPending) continue;
       const at = this.readyAt(s);
       if (at <= now) out.push(s);
       else if (next === undefined || at < next) next = at;

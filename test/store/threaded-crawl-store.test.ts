@@ -51,7 +51,8 @@ test('a call whose arguments cannot be sent to the storage thread fails alone, w
       s.putCollection('b', (() => '<b/>') as unknown as string, 1),
       s.putCollection('c', '<c/>', 1),
     ];
-    const [a, b, c] = await Promise.allSettled(calls);
+    const settled = await Promise.allSettled(calls);
+    const [a, b, c] = [settled[0]!, settled[1]!, settled[2]!];
     assert.equal(a.status, 'fulfilled');
     assert.equal(c.status, 'fulfilled');
     assert.equal(b.status, 'rejected');
