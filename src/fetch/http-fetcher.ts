@@ -13,7 +13,7 @@
  * URI so it is scoped, checked against robots.txt and paced like any other.
  */
 
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import type { LookupFunction } from 'node:net';
 import { subscribe } from 'node:diagnostics_channel';
@@ -127,7 +127,9 @@ function headerRecord(raw: Record<string, string | string[] | undefined>): Recor
   return out;
 }
 
-function decoderFor(encoding: string | undefined): Gunzip | ReturnType<typeof createInflate> | ReturnType<typeof createBrotliDecompress> | undefined | 'unsupported' {
+type Decoder = Gunzip | ReturnType<typeof createInflate> | ReturnType<typeof createBrotliDecompress>;
+
+function decoderFor(encoding: string | undefined): Decoder | undefined | 'unsupported' {
   const e = (encoding ?? '').trim().toLowerCase();
   if (e === '' || e === 'identity') return undefined;
   if (e === 'gzip' || e === 'x-gzip') return createGunzip();
@@ -136,77 +138,172 @@ function decoderFor(encoding: string | undefined): Gunzip | ReturnType<typeof cr
   return 'unsupported';
 }
 
+/** Response headers as undici parses them: lower-case names, repeated ones as arrays. */
+type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** What a response came to: its status and headers, and its body read under every limit. */
+interface Exchanged {
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  readonly bytes: Uint8Array;
+  /** Bytes of body on the wire (before decoding). */
+  readonly rawBytes: number;
+  readonly truncated: boolean;
+}
+
 /**
- * Reads a body with every limit applied. Decompression runs as a stream so
- * a gzip bomb is stopped at `maxDecompressedBytes` without inflating it.
+ * One request through undici's dispatcher with a handler of trawl's own:
+ * the body's chunks are taken as the parser hands them over, with every
+ * limit applied on the way, and the request's own timer and stop listener
+ * abort it. `request()` did the same through a Readable body stream, its
+ * async iterator and an AbortSignal per request: 0.066 → 0.038 CPU ms per
+ * page in `bench/fetch-floor.ts` (bench/README.md, *What changed*).
+ *
+ * Decompression runs as a stream so a gzip bomb is stopped at
+ * `maxDecompressedBytes` without inflating it; while the decoder is full,
+ * the socket is paused. An abandoned body (cut_off, an error) aborts the
+ * request, which closes its connection: the server stops sending.
  */
-async function readBody(body: Dispatcher.ResponseData['body'], encoding: string | undefined, limits: FetchLimits, readAll: boolean): Promise<{ bytes: Uint8Array; rawBytes: number; truncated: boolean }> {
-  const cap = readAll ? limits.cutOffBytes : (limits.maxErrorBodyBytes ?? 65536);
-  const decoder = readAll ? decoderFor(encoding) : undefined;
-  if (decoder === 'unsupported') {
-    body.destroy();
-    throw new BodyLimit('en', `unsupported Content-Encoding "${encoding}"`);
+class Exchange implements Dispatcher.DispatchHandler {
+  private readonly limits: FetchLimits;
+  private readonly resolve: (x: Exchanged) => void;
+  private readonly reject: (err: unknown) => void;
+  private readonly parent: AbortSignal | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private controller: Dispatcher.DispatchController | undefined;
+  /** Why the request was given up before undici handed over its controller. */
+  private reason: Error | undefined;
+  private settled = false;
+  timedOut = false;
+
+  private status = 0;
+  private headers: ResponseHeaders = {};
+  private decoder: Decoder | undefined;
+  private encoding: string | undefined;
+  /** Largest body kept: cut_off for a 2xx answer, maxErrorBodyBytes for the rest. */
+  private cap: number | undefined;
+  private readAll = false;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private rawBytes = 0;
+  private truncated = false;
+
+  /** Body bytes received so far, on the wire. */
+  get bytesRead(): number {
+    return this.rawBytes;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let rawBytes = 0;
-  let truncated = false;
-  const take = (chunk: Buffer): boolean => {
-    // Returns false once enough has been read.
-    if (size + chunk.length > limits.maxDecompressedBytes && decoder) {
-      throw new BodyLimit('tl', `the body inflates past ${limits.maxDecompressedBytes} bytes (trawl_limits.max_decompressed_bytes)`);
-    }
-    if (cap !== undefined && size + chunk.length > cap) {
-      if (readAll && !limits.truncate) throw new BodyLimit('tl', `the document is larger than cut_off (${cap} bytes)`);
-      chunks.push(chunk.subarray(0, cap - size));
-      size = cap;
-      truncated = readAll;
-      return false;
-    }
-    chunks.push(chunk);
-    size += chunk.length;
-    return true;
-  };
-  if (!decoder) {
-    for await (const chunk of body) {
-      rawBytes += (chunk as Buffer).length;
-      if (!take(chunk as Buffer)) {
-        body.destroy();
-        break;
-      }
-    }
-    return { bytes: Buffer.concat(chunks), rawBytes, truncated };
+
+  constructor(limits: FetchLimits, parent: AbortSignal | undefined, resolve: (x: Exchanged) => void, reject: (err: unknown) => void) {
+    this.limits = limits;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.parent = parent;
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.fail(new DOMException(`the request took longer than ${limits.fetchTimeoutMs} ms`, 'TimeoutError'));
+    }, limits.fetchTimeoutMs);
+    if (parent?.aborted) this.fail(parent.reason as Error);
+    else parent?.addEventListener('abort', this.onStop);
   }
-  await new Promise<void>((resolve, reject) => {
-    let done = false;
-    const finish = (err?: unknown): void => {
-      if (done) return;
-      done = true;
-      body.destroy();
-      decoder.destroy();
-      if (err) reject(err);
-      else resolve();
-    };
+
+  private readonly onStop = (): void => this.fail(this.parent!.reason as Error);
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.reason) controller.abort(this.reason);
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: ResponseHeaders): void {
+    if (this.settled) return;
+    this.status = status;
+    this.headers = headers;
+    this.readAll = status >= 200 && status < 300;
+    this.cap = this.readAll ? this.limits.cutOffBytes : (this.limits.maxErrorBodyBytes ?? 65536);
+    if (!this.readAll) return;
+    const enc = headers['content-encoding'];
+    this.encoding = Array.isArray(enc) ? enc.join(', ') : enc;
+    const decoder = decoderFor(this.encoding);
+    if (decoder === 'unsupported') return this.fail(new BodyLimit('en', `unsupported Content-Encoding "${this.encoding}"`));
+    if (!decoder) return;
+    this.decoder = decoder;
     decoder.on('data', (chunk: Buffer) => {
       try {
-        if (!take(chunk)) finish();
+        if (!this.take(chunk)) this.finish();
       } catch (err) {
-        finish(err);
+        this.fail(err as Error);
       }
     });
-    decoder.on('end', () => finish());
-    decoder.on('error', (err) => finish(new BodyLimit('en', `cannot decode the ${encoding} body: ${err.message}`)));
-    body.on('data', (chunk: Buffer) => {
-      rawBytes += chunk.length;
-      if (!decoder.write(chunk)) {
-        body.pause();
-        decoder.once('drain', () => body.resume());
-      }
-    });
-    body.on('end', () => decoder.end());
-    body.on('error', (err) => finish(err));
-  });
-  return { bytes: Buffer.concat(chunks), rawBytes, truncated };
+    decoder.on('end', () => this.finish());
+    decoder.on('error', (err) => this.fail(new BodyLimit('en', `cannot decode the ${this.encoding} body: ${err.message}`)));
+    decoder.on('drain', () => this.controller?.resume());
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.rawBytes += chunk.length;
+    if (this.decoder) {
+      // A full decoder pauses the socket until it drains.
+      if (!this.decoder.write(chunk)) controller.pause();
+      return;
+    }
+    try {
+      if (!this.take(chunk)) this.finish();
+    } catch (err) {
+      this.fail(err as Error);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.decoder && !this.settled) this.decoder.end();
+    else this.finish();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  /** Keeps a decoded chunk; false once enough has been read. */
+  private take(chunk: Buffer): boolean {
+    const { limits, cap } = this;
+    if (this.decoder && this.size + chunk.length > limits.maxDecompressedBytes) {
+      throw new BodyLimit('tl', `the body inflates past ${limits.maxDecompressedBytes} bytes (trawl_limits.max_decompressed_bytes)`);
+    }
+    if (cap !== undefined && this.size + chunk.length > cap) {
+      if (this.readAll && !limits.truncate) throw new BodyLimit('tl', `the document is larger than cut_off (${cap} bytes)`);
+      this.chunks.push(chunk.subarray(0, cap - this.size));
+      this.size = cap;
+      this.truncated = this.readAll;
+      return false;
+    }
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    return true;
+  }
+
+  /** The body is complete, or enough of it was read: the rest of the response is dropped with its connection. */
+  private finish(): void {
+    if (this.settled) return;
+    this.end(new Error('the rest of the body is not read'));
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    this.resolve({ status: this.status, headers: this.headers, bytes, rawBytes: this.rawBytes, truncated: this.truncated });
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    this.end(err);
+    this.reject(err);
+  }
+
+  private end(reason: Error): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.parent?.removeEventListener('abort', this.onStop);
+    this.decoder?.destroy();
+    // Aborting a request that has completed does nothing; one still
+    // receiving loses its connection, one not yet started never starts.
+    if (this.controller) this.controller.abort(reason);
+    else this.reason = reason;
+  }
 }
 
 /** Maps a transport error to a skip code and an http_errors key. */
@@ -224,34 +321,6 @@ export function classifyError(err: unknown, timedOut: boolean): { code: DocSkipC
   if (code.startsWith('HPE_') || code === 'UND_ERR_INVALID_ARG' || err instanceof undiciErrors.HTTPParserError) return { code: 'he', errorKey: 'net', connectFailure: false, reason };
   if (['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ETIMEDOUT'].includes(code)) return { code: 'ne', errorKey: 'net', connectFailure: false, reason };
   return { code: 'ot', errorKey: 'int', connectFailure: false, reason };
-}
-
-/**
- * One request's abort signal: fires at the fetch timeout or when `parent`
- * (the crawl stopping) does, and lets go of both once the request is over.
- * `AbortSignal.timeout` + `AbortSignal.any` did the same but kept a timer,
- * a signal and the parent's weak reference to it alive for the whole
- * fetch_timeout after each request ended: 41,000 of each in the heap
- * 45 s into the bench crawl (bench/README.md, "What changed").
- */
-export function requestSignal(timeoutMs: number, parent: AbortSignal | undefined): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
-  const ac = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    ac.abort(new DOMException(`the request took longer than ${timeoutMs} ms`, 'TimeoutError'));
-  }, timeoutMs);
-  const onParentAbort = (): void => ac.abort(parent!.reason);
-  if (parent?.aborted) ac.abort(parent.reason);
-  else parent?.addEventListener('abort', onParentAbort, { once: true });
-  return {
-    signal: ac.signal,
-    timedOut: () => timedOut,
-    dispose: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener('abort', onParentAbort);
-    },
-  };
 }
 
 export class HttpFetcher {
@@ -309,44 +378,42 @@ export class HttpFetcher {
     const path = req.url.pathname + req.url.search;
     const bytesOut = `${req.postBody !== undefined ? 'POST' : 'GET'} ${path} HTTP/1.1\r\nhost: ${req.url.host}\r\n`.length +
       Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 2) + (req.postBody !== undefined ? Buffer.byteLength(req.postBody) : 0);
-    const deadline = requestSignal(req.limits.fetchTimeoutMs, req.signal);
-    const signal = deadline.signal;
     let bytesIn = 0;
     const sentKey = onSentKey(req.url.origin, path);
     if (req.onSent) {
       subscribeSent();
       sentWaiters.set(sentKey, req.onSent);
     }
+    let exchange: Exchange | undefined;
     try {
-      const res = await request(req.url, {
-        method: req.postBody !== undefined ? 'POST' : 'GET',
-        headers,
-        ...(req.postBody !== undefined ? { body: req.postBody } : {}),
-        dispatcher: this.agent,
-        signal,
-        headersTimeout: req.limits.fetchTimeoutMs,
-        bodyTimeout: req.limits.fetchTimeoutMs,
-        maxRedirections: 0,
-      } as Parameters<typeof request>[1]);
+      const res = await new Promise<Exchanged>((resolve, reject) => {
+        exchange = new Exchange(req.limits, req.signal, resolve, reject);
+        this.agent.dispatch({
+          origin: req.url.origin,
+          path,
+          method: req.postBody !== undefined ? 'POST' : 'GET',
+          headers,
+          ...(req.postBody !== undefined ? { body: req.postBody } : {}),
+          headersTimeout: req.limits.fetchTimeoutMs,
+          bodyTimeout: req.limits.fetchTimeoutMs,
+        }, exchange);
+      });
       const h = headerRecord(res.headers);
-      const headerBlock = `HTTP/1.1 ${res.statusCode}\r\n${Object.entries(res.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}`).join('\r\n')}\r\n`;
-      bytesIn += headerBlock.length;
-      const ok = res.statusCode >= 200 && res.statusCode < 300;
-      const body = await readBody(res.body, h['content-encoding'], req.limits, ok);
-      bytesIn += body.rawBytes;
+      const headerBlock = `HTTP/1.1 ${res.status}\r\n${Object.entries(res.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}`).join('\r\n')}\r\n`;
+      bytesIn += headerBlock.length + res.rawBytes;
       return {
-        kind: 'response', status: res.statusCode, headers: h, headerBlock, body: body.bytes, truncated: body.truncated, bytesIn, bytesOut,
+        kind: 'response', status: res.status, headers: h, headerBlock, body: res.bytes, truncated: res.truncated, bytesIn, bytesOut,
         durationMs: elapsed(), address: resolved.address,
       };
     } catch (err) {
+      bytesIn += exchange?.bytesRead ?? 0;
       if ((err as { code?: string }).code === 'EGRESS_REFUSED' || ((err as { cause?: { code?: string } }).cause?.code === 'EGRESS_REFUSED')) {
         return { kind: 'failure', code: 'ot', errorKey: 'net', reason: (err as Error).message, blocked: true, connectFailure: false, bytesIn, bytesOut: 0, durationMs: elapsed() };
       }
       if (req.signal?.aborted) return { kind: 'failure', code: 'ot', errorKey: 'int', reason: 'aborted: the crawl is stopping', blocked: false, connectFailure: false, bytesIn, bytesOut, durationMs: elapsed() };
-      const c = classifyError(err, deadline.timedOut());
+      const c = classifyError(err, exchange?.timedOut ?? false);
       return { kind: 'failure', ...c, blocked: false, bytesIn, bytesOut: c.connectFailure ? 0 : bytesOut, durationMs: elapsed() };
     } finally {
-      deadline.dispose();
       sentWaiters.delete(sentKey);
     }
   }
