@@ -480,9 +480,11 @@ describe('the event log follows the collection\'s log section (MS-FSCCFG 2.2.4.5
 });
 
 describe('bad input: each gets its skip code and the crawl goes on', () => {
-  it('unreachable seed, slow server, oversize body, garbage, redirect loop', async () => {
+  it('unreachable seed, slow server, oversize body, garbage, unknown encoding, redirect loop', async () => {
     const routes = {
-      '/': { kind: 'html' as const, body: ['/slow', '/big', '/junk', '/loop1', '/ok.html'].map((p) => `<a href="${p}">${p}</a>`).join(' ') },
+      '/': { kind: 'html' as const, body: ['/slow', '/big', '/junk', '/compress', '/loop1', '/ok.html'].map((p) => `<a href="${p}">${p}</a>`).join(' ') },
+      // An encoding trawl cannot decode (before 6d4d483 this one page ended the whole crawl with an uncaught AbortError).
+      '/compress': { kind: 'html' as const, body: 'not really compressed', headers: { 'Content-Encoding': 'compress' } },
       '/slow': { kind: 'slow' as const, body: 'x'.repeat(4000), bytesPerSecond: 500 },
       '/big': { kind: 'oversize' as const, bytes: 64_000_000, contentType: 'text/html' },
       '/junk': { kind: 'garbage' as const, bytes: new Uint8Array(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)) },
@@ -500,6 +502,7 @@ describe('bad input: each gets its skip code and the crawl goes on', () => {
       const r = byPath(run.records, h.origin);
       assert.equal(r.get('/slow')!.skipCode, 'ti');
       assert.equal(r.get('/big')!.skipCode, 'tl');
+      assert.equal(r.get('/compress')!.skipCode, 'en');
       assert.equal(r.get('/ok.html')!.status, 'stored');
       assert.ok(['stored', 'skipped'].includes(r.get('/junk')!.status));
       assert.equal(r.get('/loop1')!.status, 'redirect');
