@@ -163,13 +163,15 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
             name: config.name, settings: s, destinations, store, content, dataDir: opts.data,
             paused: (d) => pausedByConfig(s, d), warn: (fields, message) => log.warn(fields, message),
           });
+          // The collection's name is serialised once, into the child's bindings, instead of with every line.
+          const events = log.child({ collection: config.name });
           const crawl = new CollectionCrawl(config, {
             store, content, maxConcurrency, baseDir,
             ...(feeder ? { feedTo: [...destinations.keys()], onFeed: () => feeder.poke() } : {}),
             ...(maxPages !== undefined ? { maxPages } : {}),
             ...(opts.node !== undefined ? { node: opts.node } : {}),
             egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
-            onEvent: (e) => log.info({ collection: config.name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+            onEvent: (e) => events.info({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
           });
           current = crawl;
           const tty = process.stderr.isTTY === true && !opts.json;

@@ -121,10 +121,24 @@ class BodyLimit extends Error {
   }
 }
 
-function headerRecord(raw: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  return out;
+/** The headers by lower-case name (repeated ones joined), and the raw header block as store_http_header keeps it. */
+function readHeaders(status: number, raw: Record<string, string | string[] | undefined>): { record: Record<string, string>; block: string } {
+  const record: Record<string, string> = {};
+  let block = `HTTP/1.1 ${status}\r\n`;
+  for (const k in raw) {
+    const v = raw[k];
+    const joined = Array.isArray(v) ? v.join(', ') : v;
+    block += `${k}: ${joined}\r\n`;
+    if (joined !== undefined) record[k.toLowerCase()] = joined;
+  }
+  return { record, block };
+}
+
+/** Bytes of the request's header lines ("name: value\r\n") and the blank line after them. */
+function headerBytes(headers: Record<string, string>): number {
+  let n = 2;
+  for (const k in headers) n += k.length + headers[k]!.length + 4;
+  return n;
 }
 
 type Decoder = Gunzip | ReturnType<typeof createInflate> | ReturnType<typeof createBrotliDecompress>;
@@ -377,7 +391,7 @@ export class HttpFetcher {
     if (req.postBody !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     const path = req.url.pathname + req.url.search;
     const bytesOut = `${req.postBody !== undefined ? 'POST' : 'GET'} ${path} HTTP/1.1\r\nhost: ${req.url.host}\r\n`.length +
-      Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 2) + (req.postBody !== undefined ? Buffer.byteLength(req.postBody) : 0);
+      headerBytes(headers) + (req.postBody !== undefined ? Buffer.byteLength(req.postBody) : 0);
     let bytesIn = 0;
     const sentKey = onSentKey(req.url.origin, path);
     if (req.onSent) {
@@ -398,8 +412,7 @@ export class HttpFetcher {
           bodyTimeout: req.limits.fetchTimeoutMs,
         }, exchange);
       });
-      const h = headerRecord(res.headers);
-      const headerBlock = `HTTP/1.1 ${res.status}\r\n${Object.entries(res.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}`).join('\r\n')}\r\n`;
+      const { record: h, block: headerBlock } = readHeaders(res.status, res.headers);
       bytesIn += headerBlock.length + res.rawBytes;
       return {
         kind: 'response', status: res.status, headers: h, headerBlock, body: res.bytes, truncated: res.truncated, bytesIn, bytesOut,
