@@ -207,6 +207,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     return this.rawBytes;
   }
 
+  /** Answered already (the crawl was stopping before the request was made): nothing to dispatch. */
+  get done(): boolean {
+    return this.settled;
+  }
+
   constructor(limits: FetchLimits, parent: AbortSignal | undefined, resolve: (x: Exchanged) => void, reject: (err: unknown) => void) {
     this.limits = limits;
     this.resolve = resolve;
@@ -402,6 +407,7 @@ export class HttpFetcher {
     try {
       const res = await new Promise<Exchanged>((resolve, reject) => {
         exchange = new Exchange(req.limits, req.signal, resolve, reject);
+        if (exchange.done) return;
         this.agent.dispatch({
           origin: req.url.origin,
           path,

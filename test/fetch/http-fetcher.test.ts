@@ -219,7 +219,10 @@ describe('HttpFetcher', () => {
   it('gives up when the crawl stops, before or during the request', async () => {
     const stopped = new AbortController();
     stopped.abort(new Error('stop'));
+    const before = seen.length;
     assert.match(failure(await get('/plain', { signal: stopped.signal }), 'ot'), /the crawl is stopping/);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(seen.length, before, 'a request made after the stop is never sent');
     const later = new AbortController();
     setTimeout(() => later.abort(new Error('stop')), 100);
     assert.match(failure(await get('/slow-body', { signal: later.signal }), 'ot'), /the crawl is stopping/);
