@@ -8,10 +8,12 @@
  *
  *   node bench/fetch-floor.ts [--site DIR] [--mode request|dispatch]     (nginx must be serving DIR: bash bench/nginx.sh start DIR)
  *
- * `--mode request` (the default) reads each body as trawl's fetcher does:
- * undici's `request()` and its body stream. `--mode dispatch` hands undici
- * a handler of its own (`Dispatcher.dispatch`) that gathers the chunks as
- * they arrive, with no stream: what the stream costs.
+ * `--mode request` (the default, which the figures in bench/README.md
+ * used) reads each body through undici's `request()` and its body stream,
+ * as trawl's fetcher did before 6d4d483. `--mode dispatch` hands undici a
+ * handler of its own (`Dispatcher.dispatch`) that gathers the chunks as
+ * they arrive, with no stream, as trawl's fetcher does now (without its
+ * limits): what the stream cost.
  */
 
 import { readFileSync } from 'node:fs';

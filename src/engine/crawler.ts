@@ -1354,7 +1354,6 @@ export class CollectionCrawl {
     this.screened.refresh(url, stringTag(site));
   }
 
-
   /** On stop: leased URIs that were never fetched go back to the queue. */
   private async returnLeases(): Promise<void> {
     const ids: number[] = [];

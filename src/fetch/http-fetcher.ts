@@ -121,8 +121,11 @@ class BodyLimit extends Error {
   }
 }
 
+/** Response headers as undici parses them: lower-case names, repeated ones as arrays. */
+type ResponseHeaders = Record<string, string | string[] | undefined>;
+
 /** The headers by lower-case name (repeated ones joined), and the raw header block as store_http_header keeps it. */
-function readHeaders(status: number, raw: Record<string, string | string[] | undefined>): { record: Record<string, string>; block: string } {
+function readHeaders(status: number, raw: ResponseHeaders): { record: Record<string, string>; block: string } {
   const record: Record<string, string> = {};
   let block = `HTTP/1.1 ${status}\r\n`;
   for (const k in raw) {
@@ -151,9 +154,6 @@ function decoderFor(encoding: string | undefined): Decoder | undefined | 'unsupp
   if (e === 'br') return createBrotliDecompress();
   return 'unsupported';
 }
-
-/** Response headers as undici parses them: lower-case names, repeated ones as arrays. */
-type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 /** What a response came to: its status and headers, and its body read under every limit. */
 interface Exchanged {
@@ -330,7 +330,7 @@ export function classifyError(err: unknown, timedOut: boolean): { code: DocSkipC
   const e = err as NodeJS.ErrnoException & { code?: string };
   const code = e?.code ?? '';
   const reason = `${code ? `${code}: ` : ''}${e?.message ?? String(err)}`;
-  if (err instanceof BodyLimit) return { code: err.code, errorKey: err.code === 'en' ? 'int' : 'int', connectFailure: false, reason: err.message };
+  if (err instanceof BodyLimit) return { code: err.code, errorKey: 'int', connectFailure: false, reason: err.message };
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return { code: 'ct', errorKey: 'ttl', connectFailure: true, reason };
   if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || e?.name === 'TimeoutError') {
     return { code: 'ti', errorKey: 'ttl', connectFailure: false, reason: timedOut ? 'the download took longer than fetch_timeout' : reason };
