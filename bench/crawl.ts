@@ -19,7 +19,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_DIR, defaultSiteDir, generateSite, parseFlags, trawlConfigXml, type SiteManifest } from './site/generate.ts';
 
@@ -111,6 +111,8 @@ interface RunResult {
   readonly threads: ThreadCpu[];
   /** How long a fixed JavaScript loop took just before this crawler ran (see calibrate()). */
   readonly calibrationMs?: number;
+  /** CPU seconds nginx (master and workers) spent while this crawler ran; NaN where /proc is not there. */
+  readonly serverCpuS: number;
 }
 
 interface ThreadCpu {
@@ -422,6 +424,27 @@ function threadTable(samples: ReadonlyMap<number, { name: string; user: number; 
     .sort((a, b) => b.userS + b.sysS - (a.userS + a.sysS));
 }
 
+/**
+ * CPU seconds (user + system) nginx's processes have used so far: the
+ * master named by its pid file and its workers. The difference across a run
+ * is what serving that crawler cost, which shares the machine's cores with it.
+ */
+function serverCpuS(pidFile: string): number {
+  try {
+    const master = readFileSync(pidFile, 'utf8').trim();
+    const children = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    let ticks = 0;
+    for (const pid of [master, ...children]) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    }
+    return ticks / ticksPerSecond();
+  } catch {
+    return NaN;
+  }
+}
+
 async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: string; accessLog: string; timeLimitS: number; reachable: ReadonlyMap<string, ReadonlySet<string>>; reachableTotal: number }): Promise<RunResult> {
   rmSync(o.data, { recursive: true, force: true });
   mkdirSync(o.data, { recursive: true });
@@ -430,6 +453,8 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
   const errFile = join(o.work, `${name}.stderr`);
   rmSync(timeFile, { force: true });
   const logFrom = statSync(o.accessLog).size;
+  const serverPidFile = join(dirname(o.accessLog), 'nginx.pid');
+  const server0 = serverCpuS(serverPidFile);
   const out = openSync(outFile, 'w');
   const err = openSync(errFile, 'w');
   console.error(`bench: ${name}: ${Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${v} `).join('')}${p.command.map((a) => (a.startsWith(ROOT) ? relative(process.cwd(), a) || '.' : a)).join(' ')}`);
@@ -469,6 +494,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
   closeSync(out);
   closeSync(err);
   await sleep(300); // nginx writes a request's log line as it finishes it
+  const serverCpu = serverCpuS(serverPidFile) - server0;
   const log = analyseLog(readFrom(o.accessLog, logFrom), o.reachable);
   const time = parseTimeFile(timeFile);
   // A crawler stopped at the time limit is rated over the limit, not over its shutdown.
@@ -484,6 +510,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
     ownReport: p.own(readFileSync(outFile, 'utf8')),
     stderrTail: stderr.slice(-2000),
     threads: threadTable(threadSamples),
+    serverCpuS: serverCpu,
   };
 }
 
@@ -492,6 +519,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
 const f0 = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
 const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '–');
 const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : '–');
+const f3 = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : '–');
 const pct = (n: number): string => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : '–');
 
 /** wget2 exits 8 when the server answered any request with an error: the site's 404s. */
@@ -505,15 +533,15 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
   lines.push('');
   lines.push(`concurrency ${String(params.concurrency)}, trawl max_pending ${String(params.maxPending)}, delay 0, robots.txt obeyed, time limit ${String(params.timeLimitS)} s; ${String(params.machine)}`);
   lines.push('');
-  lines.push('| crawler | pages | coverage | wall s | pages/s | CPU ms/page | peak RSS MiB | requests | duplicate fetches | disallowed fetches | 404s | asset fetches |');
-  lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  lines.push('| crawler | pages | coverage | wall s | pages/s | CPU ms/page | cores used | nginx CPU ms/page | peak RSS MiB | requests | duplicate fetches | disallowed fetches | 404s | asset fetches |');
+  lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of runs) {
     const notes = [
       ...(r.timedOut ? ['time limit: partial'] : !expectedExit(r) ? [`exit ${String(r.exitCode)}`] : []),
       ...(r.log.serverErrors > 0 ? [`INVALID: nginx answered ${r.log.serverErrors} requests with 5xx`] : []),
     ];
     const name = `${r.crawler} ${r.version}${notes.length ? ` (${notes.join('; ')})` : ''}`;
-    lines.push(`| ${name} | ${f0(r.log.pagesFetched)} | ${pct(r.coverage)} | ${f1(r.wallS)} | ${f0(r.pagesPerS)} | ${f2(r.cpuMsPerPage)} | ${f0(r.peakRssMiB)} | ${f0(r.log.requests)} | ${f0(r.log.duplicateFetches)} | ${f0(r.log.disallowedFetches)} | ${f0(r.log.notFound)} | ${f0(r.log.assetFetches)} |`);
+    lines.push(`| ${name} | ${f0(r.log.pagesFetched)} | ${pct(r.coverage)} | ${f1(r.wallS)} | ${f0(r.pagesPerS)} | ${f2(r.cpuMsPerPage)} | ${f2((r.time.userS + r.time.sysS) / r.wallS)} | ${f3(r.log.pagesFetched > 0 ? (r.serverCpuS * 1000) / r.log.pagesFetched : NaN)} | ${f0(r.peakRssMiB)} | ${f0(r.log.requests)} | ${f0(r.log.duplicateFetches)} | ${f0(r.log.disallowedFetches)} | ${f0(r.log.notFound)} | ${f0(r.log.assetFetches)} |`);
   }
   const trawl = runs.find((r) => r.crawler === 'trawl');
   const peers = runs.filter((r) => r.crawler !== 'trawl');
