@@ -375,6 +375,14 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
+/** User and system CPU clock ticks from a /proc stat file (a process's or a thread's). */
+function cpuTicks(statPath: string): { user: number; sys: number } {
+  const stat = readFileSync(statPath, 'utf8');
+  // Fields after the parenthesised name: state is 3rd, utime the 14th and stime the 15th of the whole line.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(f[11]), sys: Number(f[12]) };
+}
+
 /**
  * The crawler's threads and their CPU so far, read from /proc: the process
  * that /usr/bin/time started (its only child), every task of it, by thread
@@ -400,10 +408,7 @@ function readThreads(timePid: number, into: Map<number, { name: string; user: nu
   for (const tid of tids) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      // Fields after the parenthesised name: state is 3rd, utime the 14th and stime the 15th of the whole line.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      into.set(Number(tid), { name, user: Number(f[11]), sys: Number(f[12]) });
+      into.set(Number(tid), { name, ...cpuTicks(`/proc/${pid}/task/${tid}/stat`) });
     } catch {
       // the thread ended between readdir and read: its last sample stands
     }
@@ -435,9 +440,8 @@ function serverCpuS(pidFile: string): number {
     const children = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     let ticks = 0;
     for (const pid of [master, ...children]) {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
+      const t = cpuTicks(`/proc/${pid}/stat`);
+      ticks += t.user + t.sys;
     }
     return ticks / ticksPerSecond();
   } catch {
