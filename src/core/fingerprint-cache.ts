@@ -1,73 +1,50 @@
+/** A cache's table, shared with another thread that reads it (FingerprintReader). */
+export interface SharedFingerprints {
+  /** Four numbers a slot: fingerprint high and low halves, tag, entry index + 1 (0: empty). */
+  readonly slots: Int32Array;
+}
+
+/** A slot's fields, at slot × 4. */
+const HI = 0;
+const LO = 1;
+const TAG = 2;
+const ENTRY = 3;
+
 /**
- * A bounded set of strings kept as 64-bit fingerprints, each with a small
- * integer tag; the oldest are forgotten first (`refresh` moves a key to the
- * newest end), as in BoundedMap.
+ * Lookups in a FingerprintCache's table, and nothing that changes it: the
+ * cache itself, or a view of a shared cache's table on another thread
+ * (`new FingerprintReader(cache.shared())`; extract-pool.ts).
  *
- * Why not a Map of the strings: the crawler's screened-URI cache answers
- * for every link of every page (30 a page on the bench site), and a lookup
- * of a string that came from another thread in a 100,000-entry Map cost
- * 600–700 ns: hashing the new string, then chasing the bucket, the entry
- * and each candidate key string through memory the cache no longer holds.
- * Here a lookup is one pass over the string's characters and a probe of a
- * typed array: 130–300 ns (bench/README.md). The strings themselves are not
- * kept, so 100,000 URLs take 3.4 MB of typed arrays instead of about 10 MB of
- * heap the garbage collector must trace.
- *
- * A fingerprint can collide: two different strings with the same 64 bits.
- * For n keys the chance that a lookup of a new string hits one is about
- * n / 2^64 (5 × 10^-15 at 100,000), the same trade Heritrix's seen-URI
- * filters make with their 64-bit fingerprints. Use it only where a false
- * "seen" costs little: the crawl store still decides, exactly, what is new.
- *
- *   key ──two 32-bit hash lanes──► (hi, lo) ──lo & mask──► table: open addressing, linear probing
- *                                                           │ entry index + 1 (0 = empty)
- *   entries: a ring in insertion order (hi, lo, tag, live) ◄┘
- *   new key: written at the ring's next place; a live entry there is the oldest and is evicted
- *   refresh: the key's old entry goes dead (a hole the ring reuses), a new one is appended
- *
- * So refreshing a key already held leaves a hole: until the ring comes
- * round to it the cache holds fewer than `max`, and the refresh may evict
- * the oldest key where BoundedMap would not. The crawler refreshes only
- * keys it has just found missing, so this does not arise there.
+ * A view reads while the owning thread writes, without locks. A read that
+ * races a write can miss a key that is held (an entry moving back after a
+ * deletion, or one not yet in the table): the caller then decides as if it
+ * had no cache. It cannot find a key that was never held, short of a
+ * 64-bit match: the slot's fingerprint is compared with the key's, and a
+ * half of one entry's fingerprint with a half of another's matches a given
+ * key no more often than a collision. It can find a key the ring has just
+ * evicted, which the cache did hold, and in such a race read the tag of
+ * the key that took the slot. A probe gives up after visiting every slot,
+ * so a view cannot chase entries that keep moving.
  */
-export class FingerprintCache {
-  readonly max: number;
-  private readonly mask: number;
-  /** Entry index + 1 per slot, 0 for an empty slot. At most half full. */
-  private readonly table: Int32Array;
-  private readonly hi: Int32Array;
-  private readonly lo: Int32Array;
-  private readonly tags: Int32Array;
-  private readonly live: Uint8Array;
-  /** The ring's next place to write. */
-  private next = 0;
-  private count = 0;
+export class FingerprintReader {
+  protected readonly mask: number;
+  protected readonly slots: Int32Array;
   // The fingerprint of the last key hashed (two numbers instead of an allocation per call); read at once.
-  private fpHi = 0;
-  private fpLo = 0;
+  protected fpHi = 0;
+  protected fpLo = 0;
 
-  constructor(max: number) {
-    if (!Number.isInteger(max) || max < 1 || max > 1 << 28) throw new RangeError(`FingerprintCache max must be an integer from 1 to 2^28, got ${max}`);
-    this.max = max;
-    let size = 2;
-    while (size < max * 2) size *= 2;
-    this.mask = size - 1;
-    this.table = new Int32Array(size);
-    this.hi = new Int32Array(max);
-    this.lo = new Int32Array(max);
-    this.tags = new Int32Array(max);
-    this.live = new Uint8Array(max);
-  }
-
-  get size(): number {
-    return this.count;
+  constructor(mem: SharedFingerprints) {
+    const n = mem.slots.length >> 2;
+    if (n < 2 || (n & (n - 1)) !== 0 || mem.slots.length !== n * 4) throw new RangeError(`a fingerprint table has a power of two slots of four numbers, got ${mem.slots.length} numbers`);
+    this.mask = n - 1;
+    this.slots = mem.slots;
   }
 
   /** The key's tag, or undefined when the key is not held. */
   get(key: string): number | undefined {
     this.hash(key);
     const slot = this.find(this.fpHi, this.fpLo);
-    return slot < 0 ? undefined : this.tags[this.table[slot]! - 1];
+    return slot < 0 ? undefined : this.slots[slot * 4 + TAG];
   }
 
   has(key: string): boolean {
@@ -75,39 +52,17 @@ export class FingerprintCache {
     return this.find(this.fpHi, this.fpLo) >= 0;
   }
 
-  /** Adds the key with its tag (a 32-bit integer), or moves a held key to the newest end with the new tag. */
-  refresh(key: string, tag: number): void {
-    this.hash(key);
-    const hi = this.fpHi;
-    const lo = this.fpLo;
-    const slot = this.find(hi, lo);
-    if (slot >= 0) {
-      this.live[this.table[slot]! - 1] = 0;
-      this.count--;
-      this.removeSlot(slot);
-    }
-    const e = this.next;
-    if (this.live[e] === 1) {
-      // The oldest live key: the ring is full here. Find its slot by its own fingerprint.
-      this.removeSlot(this.find(this.hi[e]!, this.lo[e]!));
-      this.count--;
-    }
-    this.hi[e] = hi;
-    this.lo[e] = lo;
-    this.tags[e] = tag | 0;
-    this.live[e] = 1;
-    this.count++;
-    let i = lo & this.mask;
-    while (this.table[i] !== 0) i = (i + 1) & this.mask;
-    this.table[i] = e + 1;
-    this.next = e + 1 === this.max ? 0 : e + 1;
+  /** Writes the fingerprint of the key last looked up (get or has) as two numbers at `out[at]`, `out[at + 1]`. */
+  lastFingerprint(out: Int32Array, at: number): void {
+    out[at] = this.fpHi;
+    out[at + 1] = this.fpLo;
   }
 
-  clear(): void {
-    this.table.fill(0);
-    this.live.fill(0);
-    this.next = 0;
-    this.count = 0;
+  /** Whether the key's fingerprint is one of `pairs` (as lastFingerprint writes them, one after another). */
+  listed(key: string, pairs: Int32Array): boolean {
+    this.hash(key);
+    for (let i = 0; i + 1 < pairs.length; i += 2) if (pairs[i] === this.fpHi && pairs[i + 1] === this.fpLo) return true;
+    return false;
   }
 
   /**
@@ -116,7 +71,7 @@ export class FingerprintCache {
    * cryptographic hash: URLs are not chosen to collide here, and a
    * collision only makes one URL look seen (see the class comment).
    */
-  private hash(key: string): void {
+  protected hash(key: string): void {
     const n = key.length;
     let a = 0x811c9dc5 ^ n;
     let b = 0x9747b28c ^ n;
@@ -131,13 +86,124 @@ export class FingerprintCache {
   }
 
   /** The slot holding the fingerprint (fpHi, fpLo), or -1. */
-  private find(fpHi: number, fpLo: number): number {
-    const { table, hi, lo, mask } = this;
-    for (let i = fpLo & mask; ; i = (i + 1) & mask) {
-      const t = table[i]!;
-      if (t === 0) return -1;
-      if (lo[t - 1] === fpLo && hi[t - 1] === fpHi) return i;
+  protected find(fpHi: number, fpLo: number): number {
+    const { slots, mask } = this;
+    for (let i = fpLo & mask, left = mask; left >= 0; i = (i + 1) & mask, left--) {
+      const at = i * 4;
+      if (slots[at + ENTRY] === 0) return -1;
+      if (slots[at + LO] === fpLo && slots[at + HI] === fpHi) return i;
     }
+    return -1;
+  }
+}
+
+/**
+ * A bounded set of strings kept as 64-bit fingerprints, each with a small
+ * integer tag; the oldest are forgotten first (`refresh` moves a key to the
+ * newest end), as in BoundedMap.
+ *
+ * Why not a Map of the strings: the crawler's screened-URI cache answers
+ * for every link of every page (30 a page on the bench site), and a lookup
+ * of a string that came from another thread in a 100,000-entry Map cost
+ * 600–700 ns: hashing the new string, then chasing the bucket, the entry
+ * and each candidate key string through memory the cache no longer holds.
+ * Here a lookup is one pass over the string's characters and a probe of a
+ * typed array: 130–300 ns (bench/README.md). The strings themselves are not
+ * kept, so 100,000 URLs take 4.1 MB of typed arrays instead of about 10 MB of
+ * heap the garbage collector must trace.
+ *
+ * A fingerprint can collide: two different strings with the same 64 bits.
+ * For n keys the chance that a lookup of a new string hits one is about
+ * n / 2^64 (5 × 10^-15 at 100,000), the same trade Heritrix's seen-URI
+ * filters make with their 64-bit fingerprints. Use it only where a false
+ * "seen" costs little: the crawl store still decides, exactly, what is new.
+ *
+ *   key ──two 32-bit hash lanes──► (hi, lo) ──lo & mask──► slots: open addressing, linear probing
+ *                                                           │ (hi, lo, tag, entry index + 1) each, 0 = empty
+ *   entries: a ring in insertion order (hi, lo, live) ◄─────┘
+ *   new key: written at the ring's next place; a live entry there is the oldest and is evicted
+ *   refresh: the key's old entry goes dead (a hole the ring reuses), a new one is appended
+ *
+ * A slot holds its key's fingerprint and tag, so a lookup reads one cache
+ * line of the table: on the thread that writes it that made no difference
+ * (the layout try in bench/README.md), but the extract worker reads the
+ * table from the other core, where each line is a miss (extract-wire.ts).
+ *
+ * So refreshing a key already held leaves a hole: until the ring comes
+ * round to it the cache holds fewer than `max`, and the refresh may evict
+ * the oldest key where BoundedMap would not. The crawler refreshes only
+ * keys it has just found missing, so this does not arise there.
+ */
+export class FingerprintCache extends FingerprintReader {
+  readonly max: number;
+  private readonly hi: Int32Array;
+  private readonly lo: Int32Array;
+  private readonly live: Uint8Array;
+  private readonly isShared: boolean;
+  /** The ring's next place to write. */
+  private next = 0;
+  private count = 0;
+
+  /** @param opts.shared puts the table in a SharedArrayBuffer, for a FingerprintReader on another thread (shared()). */
+  constructor(max: number, opts: { shared?: boolean } = {}) {
+    if (!Number.isInteger(max) || max < 1 || max > 1 << 28) throw new RangeError(`FingerprintCache max must be an integer from 1 to 2^28, got ${max}`);
+    let size = 2;
+    while (size < max * 2) size *= 2;
+    super({ slots: opts.shared ? new Int32Array(new SharedArrayBuffer(size * 16)) : new Int32Array(size * 4) });
+    this.max = max;
+    this.hi = new Int32Array(max);
+    this.lo = new Int32Array(max);
+    this.live = new Uint8Array(max);
+    this.isShared = opts.shared === true;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The table for a FingerprintReader on another thread; undefined unless made with `shared`. */
+  shared(): SharedFingerprints | undefined {
+    return this.isShared ? { slots: this.slots } : undefined;
+  }
+
+  /** Adds the key with its tag (a 32-bit integer), or moves a held key to the newest end with the new tag. */
+  refresh(key: string, tag: number): void {
+    this.hash(key);
+    const hi = this.fpHi;
+    const lo = this.fpLo;
+    const { slots, mask } = this;
+    const slot = this.find(hi, lo);
+    if (slot >= 0) {
+      this.live[slots[slot * 4 + ENTRY]! - 1] = 0;
+      this.count--;
+      this.removeSlot(slot);
+    }
+    const e = this.next;
+    if (this.live[e] === 1) {
+      // The oldest live key: the ring is full here. Find its slot by its own fingerprint.
+      this.removeSlot(this.find(this.hi[e]!, this.lo[e]!));
+      this.count--;
+    }
+    this.hi[e] = hi;
+    this.lo[e] = lo;
+    this.live[e] = 1;
+    this.count++;
+    let i = lo & mask;
+    while (slots[i * 4 + ENTRY] !== 0) i = (i + 1) & mask;
+    // The slot is complete before it is marked taken, for a reader on another thread.
+    const at = i * 4;
+    slots[at + HI] = hi;
+    slots[at + LO] = lo;
+    slots[at + TAG] = tag | 0;
+    slots[at + ENTRY] = e + 1;
+    this.next = e + 1 === this.max ? 0 : e + 1;
+  }
+
+  clear(): void {
+    this.slots.fill(0);
+    this.live.fill(0);
+    this.next = 0;
+    this.count = 0;
   }
 
   /**
@@ -147,15 +213,19 @@ export class FingerprintCache {
    * lies cyclically in (i, j].
    */
   private removeSlot(slot: number): void {
-    const { table, lo, mask } = this;
+    const { slots, mask } = this;
     let i = slot;
-    table[i] = 0;
-    for (let j = (i + 1) & mask; table[j] !== 0; j = (j + 1) & mask) {
-      const home = lo[table[j]! - 1]! & mask;
+    slots[i * 4 + ENTRY] = 0;
+    for (let j = (i + 1) & mask; slots[j * 4 + ENTRY] !== 0; j = (j + 1) & mask) {
+      const home = slots[j * 4 + LO]! & mask;
       const stays = i <= j ? i < home && home <= j : i < home || home <= j;
       if (stays) continue;
-      table[i] = table[j]!;
-      table[j] = 0;
+      // As in refresh, the hole is filled before it is marked taken; then the old slot is emptied.
+      slots[i * 4 + HI] = slots[j * 4 + HI]!;
+      slots[i * 4 + LO] = slots[j * 4 + LO]!;
+      slots[i * 4 + TAG] = slots[j * 4 + TAG]!;
+      slots[i * 4 + ENTRY] = slots[j * 4 + ENTRY]!;
+      slots[j * 4 + ENTRY] = 0;
       i = j;
     }
   }

@@ -230,6 +230,8 @@ export class CollectionCrawl {
    */
   private screened = new FingerprintCache(100_000);
   private screenedMax = 100_000;
+  /** The screened cache's id in the extract pool, which reads it on the worker's thread, while a cycle runs. */
+  private screenShare: number | undefined;
   /**
    * Links as extracted → their normalized form (canonicalize is a pure
    * function of the collection's rules). Most links of a site repeat on
@@ -328,9 +330,12 @@ export class CollectionCrawl {
     this.setup();
     const resumed = await this.beginCycle();
     let stoppedBy: CycleSummary['stoppedBy'] = 'done';
+    this.screenShare = this.extractPool().share(this.screened);
     try {
       stoppedBy = await this.loop();
     } finally {
+      if (this.screenShare !== undefined) this.extractPool().unshare(this.screenShare);
+      this.screenShare = undefined;
       await this.returnLeases();
       await this.fetcher.close();
     }
@@ -339,6 +344,10 @@ export class CollectionCrawl {
     if (complete) await this.store.updateCollection(this.rt.name, { cycleEndedMs: this.now() });
     await this.saveStats(complete);
     return { collection: this.rt.name, epoch: this.epoch, resumed, complete, stoppedBy, ...this.c, queued: counts.queued, durationMs: this.now() - this.started };
+  }
+
+  private extractPool(): ExtractPool {
+    return this.opts.extractPool ?? sharedExtractPool();
   }
 
   private setup(): void {
@@ -371,7 +380,7 @@ export class CollectionCrawl {
     this.screenedMax = s.cachesize.screened ?? 100_000;
     // The cache's arrays are sized for cachesize.screened when the cycle starts (the
     // memory is only touched as it fills); 2^24 entries are 350 MB at most.
-    this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX));
+    this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
     this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
@@ -1009,7 +1018,20 @@ export class CollectionCrawl {
     let declaredLang: string | undefined;
     const isHtml = mimeMatches(mime, settings.uriSearchMime);
     if (isHtml) {
-      const x = await (this.opts.extractPool ?? sharedExtractPool()).extract(o.body, uri.url, { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: this.rt.productToken, allowedSchemes: settings.allowedSchemes });
+      // A link queued earlier in this cycle (the screened URI cache) is not judged again: commit would drop it.
+      const screenFirst = this.screenedMax > 0 && settings.sendLinksTo === undefined && !this.opts.refreshOnly?.();
+      // Every URL in the screened cache is a normal form, and with no
+      // rewrite_rules normalizing is idempotent, so a link found there as
+      // it is needs no normalizing: one lookup in a 100,000-entry map
+      // instead of two for the nine in ten links that were seen before.
+      // Those lookups were a tenth of the main thread's CPU on the bench
+      // crawl (perf record -e task-clock; bench/README.md). The extract
+      // worker makes that lookup itself when it has the cache, and those
+      // links do not come back (extract-wire.ts).
+      const rawFirst = screenFirst && this.rt.canon.idempotent;
+      const ownTag = stringTag(site.site);
+      const screen = rawFirst && this.screenShare !== undefined ? { id: this.screenShare, ownTag } : undefined;
+      const x = await this.extractPool().extract(o.body, uri.url, { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: this.rt.productToken, allowedSchemes: settings.allowedSchemes }, screen);
       if (settings.checkMetaRobots) {
         noindex ||= x.robots.noindex;
         nofollow ||= x.robots.nofollow;
@@ -1030,18 +1052,17 @@ export class CollectionCrawl {
       }
       canonical = x.canonical ? this.normalize(x.canonical) : undefined;
       declaredLang = x.lang;
+      // The links the worker left out, already known: counted as the loop below would count them.
+      const known = x.screened;
       if (!nofollow) {
+        if (known && known.links > 0) {
+          const n = known.local + known.fwd;
+          st.add('Local', known.local);
+          st.add('LocalFwd', known.fwd);
+          bump(this.c.uriSkips, 'ic', n);
+          st.count('URISkip', 'ic', n);
+        }
         const seen = new Set<string>();
-        // A link queued earlier in this cycle (the screened URI cache) is not judged again: commit would drop it.
-        const screenFirst = this.screenedMax > 0 && settings.sendLinksTo === undefined && !this.opts.refreshOnly?.();
-        // Every URL in the screened cache is a normal form, and with no
-        // rewrite_rules normalizing is idempotent, so a link found there as
-        // it is needs no normalizing: one lookup in a 100,000-entry map
-        // instead of two for the nine in ten links that were seen before.
-        // Those lookups were a tenth of the main thread's CPU on the bench
-        // crawl (perf record -e task-clock; bench/README.md).
-        const rawFirst = screenFirst && this.rt.canon.idempotent;
-        const ownTag = stringTag(site.site);
         for (const l of x.links) {
           if (l.kind === 'redirect' || l.kind === 'canonical' || l.kind === 'feed') continue;
           if (l.nofollow && settings.checkMetaRobots) {
@@ -1052,6 +1073,8 @@ export class CollectionCrawl {
           const target = knownSite !== undefined ? l.url : this.normalizeLink(l.url);
           if (!target || seen.has(target) || target === uri.url) continue;
           seen.add(target);
+          // Another spelling of a link the worker left out (and counted), as if that one had been seen first.
+          if (known && known.fingerprints.length > 0 && this.screened.listed(target, known.fingerprints)) continue;
           if (knownSite === undefined && screenFirst && (!rawFirst || target !== l.url)) knownSite = this.screened.get(target);
           if (knownSite !== undefined) {
             st.add(knownSite === ownTag ? 'Local' : 'LocalFwd');
@@ -1065,8 +1088,8 @@ export class CollectionCrawl {
             st.add(q.site === site.site ? 'Local' : 'LocalFwd');
           }
         }
-      } else if (x.links.length > 0) {
-        this.skipUri(site.site, 'nf', uri.url, `nofollow: ${x.links.length} links not followed`);
+      } else if (x.links.length + (known?.links ?? 0) > 0) {
+        this.skipUri(site.site, 'nf', uri.url, `nofollow: ${x.links.length + (known?.links ?? 0)} links not followed`);
       }
     }
     const sendTo = settings.sendLinksTo;

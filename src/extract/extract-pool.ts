@@ -17,16 +17,24 @@
  * dies, the page is parsed on the calling thread instead, so extraction
  * never fails because of the pool; the worker is started again for the
  * next page.
+ *
+ * A crawler lends the pool its screened-URI cache (share) for the length
+ * of a cycle: the cache's typed arrays live in SharedArrayBuffers, and the
+ * worker leaves out of a page's links those the cache holds
+ * (extract-wire.ts says what it leaves out and what it sends instead). A
+ * page parsed on this thread, when the worker is down, keeps every link,
+ * and the crawler screens them itself as before.
  */
 
 import { Worker } from 'node:worker_threads';
 import { BatchedPost } from '../core/batched-post.ts';
-import { extractHtml, type ExtractHtmlOptions, type HtmlExtraction } from './html.ts';
-import type { ExtractRequest } from './extract-worker.ts';
-import { unpackExtraction, type PackedExtraction } from './extract-wire.ts';
+import type { FingerprintCache, SharedFingerprints } from '../core/fingerprint-cache.ts';
+import { extractHtml, type ExtractHtmlOptions } from './html.ts';
+import type { ExtractMessage, ExtractRequest } from './extract-worker.ts';
+import { unpackExtraction, type PackedExtraction, type PooledExtraction } from './extract-wire.ts';
 
 interface Pending {
-  readonly resolve: (x: HtmlExtraction) => void;
+  readonly resolve: (x: PooledExtraction) => void;
   readonly reject: (err: unknown) => void;
   readonly req: ExtractRequest;
 }
@@ -48,9 +56,12 @@ type Reply = { id: number; result?: PackedExtraction; error?: string };
 export class ExtractPool {
   private worker: Worker | undefined;
   /** The pages for the current worker, sent once per turn of the event loop (batched-post.ts). */
-  private outbox: BatchedPost<ExtractRequest> | undefined;
+  private outbox: BatchedPost<ExtractMessage> | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  /** The caches lent to the worker, lent again to a worker started after one died. */
+  private readonly shares = new Map<number, SharedFingerprints>();
+  private nextShare = 1;
   private broken = false;
 
   private start(): Worker | undefined {
@@ -74,10 +85,11 @@ export class ExtractPool {
       }
       if (this.pending.size === 0) w.unref();
     });
-    const outbox = new BatchedPost<ExtractRequest>(
+    const outbox = new BatchedPost<ExtractMessage>(
       (batch) => w.postMessage(batch),
       (req) => {
-        // A page that cannot be sent is parsed here.
+        // A page that cannot be sent is parsed here (a cache's memory always can be).
+        if (!('id' in req)) return;
         const p = this.pending.get(req.id);
         if (!p) return;
         this.pending.delete(req.id);
@@ -99,14 +111,40 @@ export class ExtractPool {
     w.unref();
     this.worker = w;
     this.outbox = outbox;
+    for (const [id, mem] of this.shares) outbox.send({ share: id, mem });
     return w;
   }
 
-  /** Like extractHtml, on the worker thread. Throws (rejects) only where extractHtml would. */
-  extract(body: Uint8Array, url: string, opts: ExtractHtmlOptions): Promise<HtmlExtraction> {
+  /**
+   * Lends the worker a screened-URI cache made with `shared`: pages
+   * extracted with `screen: {id}` come back without the links it holds.
+   * Returns the id, or undefined for a cache whose memory is not shared.
+   * Take it back with unshare when the cache is dropped.
+   */
+  share(cache: FingerprintCache): number | undefined {
+    const mem = cache.shared();
+    if (!mem) return undefined;
+    const id = this.nextShare++;
+    this.shares.set(id, mem);
+    this.outbox?.send({ share: id, mem });
+    return id;
+  }
+
+  unshare(id: number): void {
+    if (!this.shares.delete(id)) return;
+    this.outbox?.send({ unshare: id });
+  }
+
+  /**
+   * Like extractHtml, on the worker thread. Throws (rejects) only where
+   * extractHtml would. With `screen`, the links held by the cache lent as
+   * `screen.id` are left out and counted in `screened` (extract-wire.ts);
+   * `ownTag` is the page's site's tag in that cache.
+   */
+  extract(body: Uint8Array, url: string, opts: ExtractHtmlOptions, screen?: { readonly id: number; readonly ownTag: number }): Promise<PooledExtraction> {
     const w = this.start();
     if (!w) return Promise.resolve(extractHtml(body, url, opts));
-    const req: ExtractRequest = { id: this.nextId++, body, url, opts };
+    const req: ExtractRequest = screen && this.shares.has(screen.id) ? { id: this.nextId++, body, url, opts, screen } : { id: this.nextId++, body, url, opts };
     return new Promise((resolve, reject) => {
       this.pending.set(req.id, { resolve, reject, req });
       if (this.pending.size === 1) w.ref();

@@ -11,9 +11,42 @@
  * would be V8 sliced strings, each holding its page's whole string alive,
  * and the crawler keeps 100,000 links in its caches (tried: peak RSS 322 →
  * 425 MiB on the bench crawl).
+ *
+ * Links the crawler has already screened in this cycle do not travel at
+ * all when the request names the crawler's screened-URI cache (a view of
+ * its shared memory, extract-pool.ts): nine in ten of a bench page's links
+ * are found there, and on the main thread each cost a lookup, a set
+ * insertion and three counts after being copied across. The worker counts
+ * them (Local or LocalFwd by the cache's site tag) and sends their
+ * fingerprints, so that the crawler can still tell when another spelling
+ * of one of them normalizes to it.
  */
 
+import type { FingerprintReader } from '../core/fingerprint-cache.ts';
 import type { ExtractedLink, HtmlExtraction, LinkKind } from './html.ts';
+
+/** The links a page's extraction left out because the crawler's screened-URI cache held them. */
+export interface ScreenedLinks {
+  /** Link entries left out (one URL can be two: navigate and embed). */
+  readonly links: number;
+  /** Distinct URLs left out whose cache tag is the page's own site's, and those whose tag is another site's. */
+  readonly local: number;
+  readonly fwd: number;
+  /** The fingerprints of those URLs, two numbers each (FingerprintReader.lastFingerprint). */
+  readonly fingerprints: Int32Array;
+}
+
+/** What a request to screen a page's links needs: the cache, the page's site tag and the page's own URL. */
+export interface ScreenWith {
+  readonly cache: FingerprintReader;
+  readonly ownTag: number;
+  readonly pageUrl: string;
+}
+
+/** An extraction as the pool returns it: with what screening left out, when it screened. */
+export interface PooledExtraction extends HtmlExtraction {
+  readonly screened?: ScreenedLinks;
+}
 
 export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
   readonly urls: string[];
@@ -24,10 +57,47 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
   /** 1 where the link is nofollow. */
   readonly nofollow: Uint8Array;
   readonly count: number;
+  readonly screened?: ScreenedLinks;
 }
 
-export function packExtraction(x: HtmlExtraction): PackedExtraction {
-  const { links, ...rest } = x;
+/**
+ * Leaves out the links the cache holds, as the crawler would count them
+ * without a second look (crawler.ts, success): navigation and embeds that
+ * are not rel=nofollow and are not the page itself. Redirect, canonical
+ * and feed links, and nofollow ones, stay: the crawler treats them apart.
+ */
+function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: ExtractedLink[]; screened: ScreenedLinks } {
+  const kept: ExtractedLink[] = [];
+  const fps = new Int32Array(links.length * 2);
+  let n = 0;
+  let local = 0;
+  let fwd = 0;
+  for (const l of links) {
+    const tag = (l.kind === 'navigate' || l.kind === 'embed') && !l.nofollow && l.url !== w.pageUrl ? w.cache.get(l.url) : undefined;
+    if (tag === undefined) {
+      kept.push(l);
+      continue;
+    }
+    w.cache.lastFingerprint(fps, 2 * n);
+    let again = false;
+    for (let i = 0; i < 2 * n; i += 2) {
+      if (fps[i] === fps[2 * n] && fps[i + 1] === fps[2 * n + 1]) {
+        again = true;
+        break;
+      }
+    }
+    if (again) continue;
+    n++;
+    if (tag === w.ownTag) local++;
+    else fwd++;
+  }
+  return { kept, screened: { links: links.length - kept.length, local, fwd, fingerprints: fps.slice(0, 2 * n) } };
+}
+
+export function packExtraction(x: HtmlExtraction, screenWith?: ScreenWith): PackedExtraction {
+  const { links: all, ...rest } = x;
+  const s = screenWith ? screen(all, screenWith) : undefined;
+  const links = s ? s.kept : all;
   const nofollow = new Uint8Array(links.length);
   links.forEach((l, i) => {
     if (l.nofollow) nofollow[i] = 1;
@@ -40,10 +110,11 @@ export function packExtraction(x: HtmlExtraction): PackedExtraction {
     attrs: links.map((l) => l.attr).join(' '),
     nofollow,
     count: links.length,
+    ...(s ? { screened: s.screened } : {}),
   };
 }
 
-export function unpackExtraction(p: PackedExtraction): HtmlExtraction {
+export function unpackExtraction(p: PackedExtraction): PooledExtraction {
   const { urls, kinds, tags, attrs, nofollow, count, ...rest } = p;
   const links: ExtractedLink[] = [];
   if (count > 0) {

@@ -3,7 +3,7 @@
 // fingerprints over a million URLs shaped like a crawl's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FingerprintCache } from '../../src/core/fingerprint-cache.ts';
+import { FingerprintCache, FingerprintReader } from '../../src/core/fingerprint-cache.ts';
 import { prng } from '../support/prng.ts';
 
 /** The intended behaviour, written plainly: a ring of max places; refresh leaves a hole where the key was. */
@@ -93,6 +93,53 @@ describe('FingerprintCache', () => {
       assert.equal(c.has(`${url(i)}x`), false);
       assert.equal(c.has(url(i).replace('http:', 'https:')), false);
     }
+  });
+
+  it('a shared cache reads the same through a FingerprintReader on its table, in this thread and in another', async () => {
+    const random = prng(11);
+    const c = new FingerprintCache(50, { shared: true });
+    const view = new FingerprintReader(c.shared()!);
+    const keys = Array.from({ length: 120 }, (_, i) => `http://127.0.1.${i % 3}:8080/p/${i}.html`);
+    for (let op = 0; op < 5_000; op++) {
+      const k = keys[Math.floor(random() * keys.length)]!;
+      if (random() < 0.6) c.refresh(k, Math.floor(random() * 4));
+      else assert.equal(view.get(k), c.get(k), `op ${op}: ${k}`);
+    }
+    // Another thread sees the same table without a copy: what it answers for every key is what the cache holds now.
+    const { Worker } = await import('node:worker_threads');
+    const script = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      import(workerData.module).then(({ FingerprintReader }) => {
+        const view = new FingerprintReader(workerData.mem);
+        parentPort.postMessage(workerData.keys.map((k) => view.get(k) ?? null));
+      });`;
+    const w = new Worker(script, { eval: true, workerData: { module: new URL('../../src/core/fingerprint-cache.ts', import.meta.url).href, mem: c.shared(), keys } });
+    const seen = await new Promise<Array<number | null>>((resolve, reject) => {
+      w.once('message', resolve);
+      w.once('error', reject);
+    });
+    await w.terminate();
+    assert.deepEqual(seen, keys.map((k) => c.get(k) ?? null));
+    assert.ok(seen.filter((t) => t !== null).length === c.size);
+  });
+
+  it('tells whether a key is among fingerprints taken with lastFingerprint', () => {
+    const c = new FingerprintCache(10);
+    const pairs = new Int32Array(4);
+    c.refresh('a', 1);
+    c.refresh('b', 2);
+    c.get('a');
+    c.lastFingerprint(pairs, 0);
+    c.has('b');
+    c.lastFingerprint(pairs, 2);
+    assert.deepEqual(['a', 'b', 'c'].map((k) => c.listed(k, pairs)), [true, true, false]);
+    assert.equal(c.listed('a', new Int32Array(0)), false);
+  });
+
+  it('lends its table only when made shared, and a reader checks the table\'s shape', () => {
+    assert.equal(new FingerprintCache(10).shared(), undefined);
+    assert.ok(new FingerprintCache(10, { shared: true }).shared()!.slots.buffer instanceof SharedArrayBuffer);
+    assert.throws(() => new FingerprintReader({ slots: new Int32Array(12) }), /power of two slots of four numbers, got 12/);
   });
 
   it('refuses a size it cannot hold', () => {

@@ -397,6 +397,34 @@ describe('links to the page\'s own site and to others (MS-FSCADM Local, LocalFwd
       await site.close();
     }
   });
+
+  it('counts once a known link and another spelling of it on the same page, in either order', async () => {
+    // With sort_query_params, /r?b=2&a=1 is /r?a=1&b=2. By the time /p and /q are parsed, /r?a=1&b=2 is in
+    // the screened cache: the extract worker leaves that spelling out and counts it, and the crawler
+    // must not count the other one again once it has normalized it.
+    const ip = '127.0.1.29';
+    const site = await startFixtureSite([{
+      ip,
+      routes: {
+        '/': { kind: 'html', body: '<a href="/r?a=1&amp;b=2">r</a> <a href="/p">p</a> <a href="/q">q</a>' },
+        '/p': { kind: 'html', body: '<a href="/r?a=1&amp;b=2">r</a> <a href="/r?b=2&amp;a=1">r again</a>' },
+        '/q': { kind: 'html', body: '<a href="/r?b=2&amp;a=1">r</a> <a href="/r?a=1&amp;b=2">r again</a>' },
+        '/r': { kind: 'html', body: '<p>r</p>' },
+      },
+    }]);
+    try {
+      const run = await runCrawl(collectionXml(`${list('start_uris', [site.host(ip).url('/')])}<attrib name="delay" type="real">0</attrib>
+        <attrib name="max_pending" type="integer">1</attrib><attrib name="sort_query_params" type="boolean">yes</attrib>`));
+      assert.equal(run.summary.stored, 4);
+      assert.deepEqual(site.fetchedPaths(ip).filter((p) => p !== '/robots.txt').sort(), ['/', '/p', '/q', '/r?a=1&b=2']);
+      // / 3, /p 1, /q 1.
+      assert.equal(run.counters.summed.continuous.Local, 5, JSON.stringify(run.counters.summed.continuous));
+      assert.equal(run.summary.uriSkips.ic, 2, JSON.stringify(run.summary.uriSkips));
+      assertCountersAgree(run.counters);
+    } finally {
+      await site.close();
+    }
+  });
 });
 
 describe('refresh cycles', () => {

@@ -2,6 +2,7 @@
 // and leaves the caller's page as it was (the worker gets a transferred copy).
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { FingerprintCache, stringTag } from '../../src/core/fingerprint-cache.ts';
 import { ExtractPool } from '../../src/extract/extract-pool.ts';
 import { packExtraction, unpackExtraction } from '../../src/extract/extract-wire.ts';
 import { extractHtml, type ExtractHtmlOptions } from '../../src/extract/html.ts';
@@ -47,6 +48,87 @@ describe('ExtractPool', () => {
     got.forEach((x, i) => assert.deepEqual(x, extractHtml(pages[i]!, `http://a.test/${i}`, OPTS), `page ${i}`));
     assert.deepEqual(got[0]!.links, []);
     assert.deepEqual(got[1]!.links.map((l) => [l.url, l.nofollow]), [['http://a.test/p1.html', false], ['http://a.test/q1.html', true]]);
+  });
+});
+
+describe('ExtractPool with a crawler\'s screened-URI cache lent to the worker', () => {
+  const pool = new ExtractPool();
+  after(() => pool.close());
+  const PAGE_URL = 'http://a.test/dir/page.html';
+  const own = stringTag('http://a.test:80');
+  const other = stringTag('http://other.test:80');
+  const SCREENED_PAGE = `<a href="a.html">a</a> <a href="http://other.test/x">x</a> <a href="page.html">self</a>
+    <a href="b.html" rel="nofollow">b</a> <a href="/i.png">pic</a> <img src="/i.png"> <a href="new.html">new</a>
+    <link rel="canonical" href="/dir/a.html">`;
+
+  it('leaves out the links the cache holds and counts them by site, once per URL', async () => {
+    const cache = new FingerprintCache(100, { shared: true });
+    for (const u of ['http://a.test/dir/a.html', 'http://a.test/i.png', PAGE_URL, 'http://a.test/dir/b.html']) cache.refresh(u, own);
+    cache.refresh('http://other.test/x', other);
+    const id = pool.share(cache)!;
+    try {
+      const body = Buffer.from(SCREENED_PAGE);
+      const all = extractHtml(body, PAGE_URL, OPTS);
+      const x = await pool.extract(body, PAGE_URL, OPTS, { id, ownTag: own });
+      // a.html, other.test/x and /i.png (twice: navigate and embed) are left out. The page itself, the
+      // nofollow link and the canonical link stay although the cache holds them; new.html is not held.
+      const left = new Set(['http://a.test/dir/a.html', 'http://other.test/x', 'http://a.test/i.png']);
+      assert.deepEqual(x.links, all.links.filter((l) => !(left.has(l.url) && (l.kind === 'navigate' || l.kind === 'embed'))));
+      assert.deepEqual(x.links.map((l) => [l.url, l.kind]), [
+        [PAGE_URL, 'navigate'], ['http://a.test/dir/b.html', 'navigate'], ['http://a.test/dir/new.html', 'navigate'], ['http://a.test/dir/a.html', 'canonical'],
+      ]);
+      assert.equal(x.screened?.links, 4);
+      assert.equal(x.screened?.local, 2);
+      assert.equal(x.screened?.fwd, 1);
+      assert.equal(x.screened?.fingerprints.length, 6);
+      for (const u of left) assert.ok(cache.listed(u, x.screened.fingerprints), u);
+      assert.equal(cache.listed('http://a.test/dir/new.html', x.screened.fingerprints), false);
+      // Every field but the links is what extractHtml gave.
+      const { links: _a, screened: _s, ...rest } = x;
+      const { links: _b, ...restHere } = all;
+      assert.deepEqual(rest, restHere);
+    } finally {
+      pool.unshare(id);
+    }
+  });
+
+  it('sees what the crawler adds to the cache after lending it, and stops screening once it is taken back', async () => {
+    const cache = new FingerprintCache(100, { shared: true });
+    const id = pool.share(cache)!;
+    const body = Buffer.from('<a href="/later.html">later</a>');
+    const first = await pool.extract(body, 'http://a.test/', OPTS, { id, ownTag: own });
+    assert.deepEqual(first.links.map((l) => l.url), ['http://a.test/later.html']);
+    assert.equal(first.screened?.links, 0);
+    cache.refresh('http://a.test/later.html', own);
+    const second = await pool.extract(body, 'http://a.test/', OPTS, { id, ownTag: own });
+    assert.deepEqual(second.links, []);
+    assert.equal(second.screened?.local, 1);
+    pool.unshare(id);
+    const third = await pool.extract(body, 'http://a.test/', OPTS, { id, ownTag: own });
+    assert.deepEqual(third.links.map((l) => l.url), ['http://a.test/later.html']);
+    assert.equal(third.screened, undefined);
+  });
+
+  it('lends the cache again to a worker started after the first one died', async () => {
+    const cache = new FingerprintCache(100, { shared: true });
+    cache.refresh('http://a.test/dir/a.html', own);
+    const id = pool.share(cache)!;
+    try {
+      const body = Buffer.from('<a href="a.html">a</a><a href="c.html">c</a>');
+      assert.equal((await pool.extract(body, PAGE_URL, OPTS, { id, ownTag: own })).screened?.local, 1);
+      const worker = (pool as unknown as { worker: { terminate(): Promise<number> } }).worker;
+      await worker.terminate();
+      const again = await pool.extract(body, PAGE_URL, OPTS, { id, ownTag: own });
+      assert.notEqual((pool as unknown as { worker: unknown }).worker, worker, 'a new worker');
+      assert.deepEqual(again.links.map((l) => l.url), ['http://a.test/dir/c.html']);
+      assert.equal(again.screened?.local, 1);
+    } finally {
+      pool.unshare(id);
+    }
+  });
+
+  it('does not lend a cache whose table is not shared', () => {
+    assert.equal(pool.share(new FingerprintCache(10)), undefined);
   });
 });
 
