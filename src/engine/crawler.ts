@@ -379,7 +379,8 @@ export class CollectionCrawl {
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     this.screenedMax = s.cachesize.screened ?? 100_000;
     // The cache's arrays are sized for cachesize.screened when the cycle starts (the
-    // memory is only touched as it fills); 2^24 entries are 350 MB at most.
+    // memory is only touched as it fills): 41–73 bytes an entry, 5 MB for the default
+    // 100,000, 660 MB at most for 2^24.
     this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
     this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
     this.logScreened = s.log.screened === 'text';
