@@ -42,8 +42,8 @@ describe('ExtractPool', () => {
     assert.ok(pooled.equals(before));
   });
 
-  it('handles pages without links and many pages at once', async () => {
-    const pages = Array.from({ length: 50 }, (_, i) => Buffer.from(i % 5 === 0 ? '<p>no links</p>' : `<a href="/p${i}.html">p</a><a href="/q${i}.html" rel=nofollow>q</a>`));
+  it('handles pages without links, empty pages and many pages at once (one batch, one shared buffer)', async () => {
+    const pages = Array.from({ length: 50 }, (_, i) => (i === 3 ? Buffer.alloc(0) : Buffer.from(i % 5 === 0 ? '<p>no links</p>' : `<a href="/p${i}.html">p</a><a href="/q${i}.html" rel=nofollow>q</a>`)));
     const got = await Promise.all(pages.map((b, i) => pool.extract(b, `http://a.test/${i}`, OPTS)));
     got.forEach((x, i) => assert.deepEqual(x, extractHtml(pages[i]!, `http://a.test/${i}`, OPTS), `page ${i}`));
     assert.deepEqual(got[0]!.links, []);
