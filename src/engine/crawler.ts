@@ -1089,8 +1089,9 @@ export class CollectionCrawl {
             st.add(q.site === site.site ? 'Local' : 'LocalFwd');
           }
         }
-      } else if (x.links.length + (known?.links ?? 0) > 0) {
-        this.skipUri(site.site, 'nf', uri.url, `nofollow: ${x.links.length + (known?.links ?? 0)} links not followed`);
+      } else {
+        const all = x.links.length + (known?.links ?? 0);
+        if (all > 0) this.skipUri(site.site, 'nf', uri.url, `nofollow: ${all} links not followed`);
       }
     }
     const sendTo = settings.sendLinksTo;

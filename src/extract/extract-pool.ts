@@ -22,7 +22,7 @@
  * next page.
  *
  * A crawler lends the pool its screened-URI cache (share) for the length
- * of a cycle: the cache's typed arrays live in SharedArrayBuffers, and the
+ * of a cycle: the cache's table lives in a SharedArrayBuffer, and the
  * worker leaves out of a page's links those the cache holds
  * (extract-wire.ts says what it leaves out and what it sends instead). A
  * page parsed on this thread, when the worker is down, keeps every link,
@@ -163,7 +163,8 @@ export class ExtractPool {
   extract(body: Uint8Array, url: string, opts: ExtractHtmlOptions, screen?: { readonly id: number; readonly ownTag: number }): Promise<PooledExtraction> {
     const w = this.start();
     if (!w) return Promise.resolve(extractHtml(body, url, opts));
-    const req: ExtractRequest = screen && this.shares.has(screen.id) ? { id: this.nextId++, body, url, opts, screen } : { id: this.nextId++, body, url, opts };
+    // A cache taken back is gone from the worker too (the unshare went before this page): the page keeps its links.
+    const req: ExtractRequest = { id: this.nextId++, body, url, opts, screen };
     return new Promise((resolve, reject) => {
       this.pending.set(req.id, { resolve, reject, req });
       if (this.pending.size === 1) w.ref();

@@ -37,8 +37,9 @@ parentPort?.on('message', (batch: ExtractMessage[]) => {
     else if ('unshare' in m) caches.delete(m.unshare);
     else {
       try {
-        const cache = m.screen ? caches.get(m.screen.id) : undefined;
-        const screenWith = cache && m.screen ? { cache, ownTag: m.screen.ownTag, pageUrl: m.url } : undefined;
+        const s = m.screen;
+        const cache = s && caches.get(s.id);
+        const screenWith = s && cache ? { cache, ownTag: s.ownTag, pageUrl: m.url } : undefined;
         replies.push({ id: m.id, result: packExtraction(extractHtml(m.body, m.url, m.opts), screenWith) });
       } catch (err) {
         replies.push({ id: m.id, error: (err as Error).message });
