@@ -195,6 +195,53 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('keeps one record per URL: a completion rewrites it, putRecord writes one for a URL never queued', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1')]);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      await s.complete('c', 1, { leaseId: l!.id, site: l!.site, record: rec(l!.url, { checksum: 'first', etag: '"1"' }), discovered: [] });
+      assert.equal((await s.getRecord('c', 'http://a.test/1'))?.etag, '"1"');
+      // The next cycle fetches it again: the same record, rewritten.
+      assert.equal((await s.enqueue('c', 2, [q('http://a.test/1')])).length, 1);
+      const [again] = await s.lease('c', 'http://a.test:80', 1);
+      await s.complete('c', 2, { leaseId: again!.id, site: again!.site, record: rec(again!.url, { checksum: 'second', epoch: 2 }), discovered: [] });
+      assert.equal((await s.getRecord('c', 'http://a.test/1'))?.checksum, 'second');
+      assert.equal((await s.getRecord('c', 'http://a.test/1'))?.etag, undefined);
+      assert.equal(await s.countRecords('c'), 1);
+      // A record for a URL the frontier never held: found by URL, rewritten in place, and the URL can still be queued.
+      await s.putRecord('c', rec('http://a.test/orphan', { status: 'deleted', contentRef: undefined }));
+      await s.putRecord('c', rec('http://a.test/orphan', { status: 'deleted', errorCount: 3 }));
+      assert.equal((await s.getRecord('c', 'http://a.test/orphan'))?.errorCount, 3);
+      assert.equal(await s.countRecords('c'), 2);
+      assert.equal(await s.seen('c', 2, 'http://a.test/orphan'), false);
+      assert.deepEqual((await s.enqueue('c', 2, [q('http://a.test/orphan')])).map((u) => u.url), ['http://a.test/orphan']);
+      assert.equal(await s.getRecord('other', 'http://a.test/1'), undefined);
+      await s.close();
+    });
+
+    it('a deleted record stays gone for its URL, even while the URI is leased and other records are written', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2')]);
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      await s.complete('c', 1, { leaseId: l!.id, site: l!.site, record: rec(l!.url, { contentRef: 'r1' }), discovered: [] });
+      assert.equal((await s.enqueue('c', 2, [q('http://a.test/1')])).length, 1);
+      const out = await s.lease('c', 'http://a.test:80', 2);
+      assert.deepEqual(out.map((u) => u.url), ['http://a.test/2', 'http://a.test/1']);
+      const [two, leased] = out;
+      // Deleted while its next fetch is under way: the frontier row stays, the record goes.
+      assert.deepEqual(await s.deleteUris('c', ['http://a.test/1']), ['r1']);
+      assert.equal(await s.getRecord('c', 'http://a.test/1'), undefined);
+      await s.putRecord('c', rec('http://a.test/3'));
+      await s.complete('c', 2, { leaseId: two!.id, site: two!.site, record: rec(two!.url), discovered: [] });
+      assert.equal(await s.getRecord('c', 'http://a.test/1'), undefined);
+      assert.deepEqual((await s.listRecords('c')).map((r) => r.url), ['http://a.test/2', 'http://a.test/3']);
+      // The leased fetch ends: its record is new.
+      await s.complete('c', 2, { leaseId: leased!.id, site: leased!.site, record: rec(leased!.url, { checksum: 'after' }), discovered: [] });
+      assert.equal((await s.getRecord('c', 'http://a.test/1'))?.checksum, 'after');
+      assert.equal(await s.countRecords('c'), 3);
+      await s.close();
+    });
+
     it('queues stored documents again by site, prefix or URL, and deletions of forgotten documents', async () => {
       const s = await target.open();
       for (const [url, extra] of [['http://a.test/x/1', {}], ['http://a.test/x/2', { status: 'unchanged' }], ['http://a.test/y/1', {}], ['http://b.test/1', {}], ['http://a.test/x/3', { status: 'error' }]] as const) {

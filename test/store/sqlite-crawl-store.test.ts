@@ -40,6 +40,13 @@ test('findByChecksum uses the checksum index, not a scan of the collection', () 
   assert.match(s.queryPlan('byChecksum'), /USING (COVERING )?INDEX records_checksum/);
   assert.match(s.queryPlan('leaseSelect'), /USING INDEX frontier_queue/);
   assert.match(s.queryPlan('recover'), /USING INDEX frontier_leased/);
+  // Schema 3: a URL's record through the frontier's URL index and the records' primary key, never a scan.
+  for (const statement of ['getRecord', 'refsOfUrl', 'delRecord', 'feedUrl']) {
+    const plan = s.queryPlan(statement);
+    assert.match(plan, /SEARCH f(rontier)? USING INDEX sqlite_autoindex_frontier_1 \(collection=\? AND url=\?\)/, `${statement}: ${plan}`);
+    assert.match(plan, /SEARCH (r|records) USING INTEGER PRIMARY KEY/, `${statement}: ${plan}`);
+    assert.doesNotMatch(plan, /SCAN/, `${statement}: ${plan}`);
+  }
 });
 
 /** A store file made from test/fixtures/crawl-store/v1.sql (a store as schema version 1 wrote it). */
@@ -63,9 +70,20 @@ const indexNames = (path: string): string[] => {
 test('a store of schema version 1 is migrated when opened: records, queue, leases and statistics kept', async () => {
   const path = v1Store('v1.db');
   assert.ok(indexNames(path).includes('frontier_site'));
+  // A record whose URL the frontier no longer holds (written by putRecord): version 3 finds records through frontier rows.
+  const raw = new DatabaseSync(path);
+  raw.exec(`INSERT INTO records (collection, url, site, status, http_status, checksum, last_crawled_ms, etag, last_modified, error_count,
+    skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch)
+    VALUES ('old', 'http://a.example/gone', 'a.example:80', 'deleted', 404, NULL, 1700000003000, NULL, NULL, 2, NULL, NULL, NULL, NULL, NULL, NULL, 2, 'http://a.example/b', 3)`);
+  raw.close();
   const s = new SqliteCrawlStore(path);
   try {
-    assert.deepEqual(await s.counts('old'), { queued: 2, leased: 1, done: 2 });
+    // The record without a frontier row got one, done and queued for no cycle.
+    assert.deepEqual(await s.counts('old'), { queued: 2, leased: 1, done: 3 });
+    const gone = await s.getRecord('old', 'http://a.example/gone');
+    assert.equal(gone?.status, 'deleted');
+    assert.equal(gone?.errorCount, 2);
+    assert.equal(await s.seen('old', 1, 'http://a.example/gone'), false);
     const home = await s.getRecord('old', 'http://a.example/');
     assert.equal(home?.status, 'stored');
     assert.equal(home?.etag, '"v1"');
@@ -83,17 +101,19 @@ test('a store of schema version 1 is migrated when opened: records, queue, lease
     assert.equal(await s.seen('old', 3, 'http://a.example/b'), true);
     // Records written after the migration sit beside the migrated ones.
     await s.putRecord('old', { ...home!, url: 'http://a.example/e', checksum: 'beef' });
-    assert.deepEqual((await s.listRecords('old')).map((r) => r.url), ['http://a.example/', 'http://a.example/b', 'http://a.example/e']);
+    assert.deepEqual((await s.listRecords('old')).map((r) => r.url), ['http://a.example/', 'http://a.example/b', 'http://a.example/e', 'http://a.example/gone']);
+    assert.equal((await s.getRecord('old', 'http://a.example/e'))?.checksum, 'beef');
   } finally {
     await s.close();
   }
   assert.deepEqual(indexNames(path), ['feed_outbox_order', 'frontier_leased', 'frontier_queue', 'records_checksum', 'records_site']);
   const db = new DatabaseSync(path);
-  assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, '2');
+  assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, '3');
   db.close();
-  // Opened again, it is a version 2 store and needs nothing more.
+  // Opened again, it is a version 3 store and needs nothing more.
   const again = new SqliteCrawlStore(path);
-  assert.equal((await again.listRecords('old')).length, 3);
+  assert.equal((await again.listRecords('old')).length, 4);
+  assert.equal((await again.getRecord('old', 'http://a.example/'))?.etag, '"v1"');
   await again.close();
 });
 
@@ -105,7 +125,7 @@ test('a store of a later schema version is refused and left as it was', () => {
   const before = readFileSync(path);
   assert.throws(() => new SqliteCrawlStore(path), (err: Error) => {
     assert.equal((err as TrawlError).code, 'TRAWL_ERR_IO');
-    assert.match(err.message, /crawl store .*v9\.db has schema version 9; this trawl reads versions 1 to 2/);
+    assert.match(err.message, /crawl store .*v9\.db has schema version 9; this trawl reads versions 1 to 3/);
     return true;
   });
   assert.equal(statSync(path).size, before.length);
