@@ -785,7 +785,8 @@ export class CollectionCrawl {
       this.emit({ type: 'skip', url: uri.url, message: `max_doc ${settings.maxDoc} reached for ${site.site}; ${dropped + 1} queued URIs are not fetched in this cycle` });
       return;
     }
-    const previous = await this.store.getRecord(this.rt.name, uri.url);
+    // A URI the store has no record of (told with its lease) needs no round trip to the storage thread to learn it.
+    const previous = uri.crawled === false ? undefined : await this.store.getRecord(this.rt.name, uri.url);
     const postBody = this.postPayloadFor(uri.url);
     site.sub = uri.sub;
     const earliest = this.sched.earliestStart(site, this.sched.policy.delayMs(site));

@@ -73,6 +73,12 @@ export interface LeasedUri extends QueuedUri {
   readonly id: number;
   /** Retries already made in this cycle (http_errors RETRY:X). */
   readonly retries: number;
+  /**
+   * False when the store held no record of the URI at the lease, so that
+   * getRecord would have answered undefined (a URI never crawled: every
+   * URI of a first crawl); undefined when the store does not say.
+   */
+  readonly crawled?: boolean;
 }
 
 export type RecordStatus = 'stored' | 'unchanged' | 'duplicate' | 'redirect' | 'skipped' | 'error' | 'deleted';

@@ -199,11 +199,14 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1')]);
       const [l] = await s.lease('c', 'http://a.test:80', 1);
+      // A lease tells whether the store holds a record of the URI (the crawler then skips getRecord); false or unsaid before the first crawl.
+      assert.notEqual(l!.crawled, true);
       await s.complete('c', 1, { leaseId: l!.id, site: l!.site, record: rec(l!.url, { checksum: 'first', etag: '"1"' }), discovered: [] });
       assert.equal((await s.getRecord('c', 'http://a.test/1'))?.etag, '"1"');
       // The next cycle fetches it again: the same record, rewritten.
       assert.equal((await s.enqueue('c', 2, [q('http://a.test/1')])).length, 1);
       const [again] = await s.lease('c', 'http://a.test:80', 1);
+      assert.notEqual(again!.crawled, false);
       await s.complete('c', 2, { leaseId: again!.id, site: again!.site, record: rec(again!.url, { checksum: 'second', epoch: 2 }), discovered: [] });
       assert.equal((await s.getRecord('c', 'http://a.test/1'))?.checksum, 'second');
       assert.equal((await s.getRecord('c', 'http://a.test/1'))?.etag, undefined);

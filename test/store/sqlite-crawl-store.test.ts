@@ -49,6 +49,24 @@ test('findByChecksum uses the checksum index, not a scan of the collection', () 
   }
 });
 
+test('a lease says whether the URI has a record, from its frontier row', async () => {
+  const s = new SqliteCrawlStore(join(dir, 'crawled.db'));
+  try {
+    await s.enqueue('c', 1, [{ url: 'http://a.test/', site: 'http://a.test:80', depth: 0, hops: 0, redirects: 0, parent: undefined, priority: 1, sub: undefined }]);
+    const [first] = await s.lease('c', 'http://a.test:80', 1);
+    assert.equal(first!.crawled, false);
+    await s.complete('c', 1, {
+      leaseId: first!.id, site: first!.site, discovered: [],
+      record: { url: first!.url, site: first!.site, status: 'stored', httpStatus: 200, checksum: 'c0', lastCrawledMs: 1, etag: '"e"', lastModified: undefined, errorCount: 0, skipCode: undefined, mime: 'text/html', size: 1, contentRef: 'r', duplicateOf: undefined, redirectTo: undefined, depth: 0, parent: undefined, epoch: 1 },
+    });
+    await s.enqueue('c', 2, [{ url: 'http://a.test/', site: 'http://a.test:80', depth: 0, hops: 0, redirects: 0, parent: undefined, priority: 1, sub: undefined }]);
+    const [again] = await s.lease('c', 'http://a.test:80', 1);
+    assert.equal(again!.crawled, true);
+  } finally {
+    await s.close();
+  }
+});
+
 /** A store file made from test/fixtures/crawl-store/v1.sql (a store as schema version 1 wrote it). */
 function v1Store(name: string): string {
   const path = join(dir, name);

@@ -235,6 +235,7 @@ function toLeased(r: Row): LeasedUri {
   return {
     id: Number(r.id), url: String(r.url), site: String(r.site), depth: Number(r.depth), hops: Number(r.hops), redirects: Number(r.redirects),
     parent: str(r.parent), priority: Number(r.priority), sub: str(r.sub), retries: Number(r.retries), flags: Number(r.flags ?? 0),
+    crawled: r.record_id !== null && r.record_id !== undefined,
   };
 }
 
