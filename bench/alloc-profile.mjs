@@ -11,6 +11,10 @@
 // 32 KiB allocated on average, so small totals are rough. Plain JavaScript
 // on purpose, like memory-sampler.mjs: it is loaded into the process it
 // measures.
+//
+// ALLOCPROF_PROMOTED=1 leaves out what the minor GCs (scavenges) collected:
+// the profile then holds what lived long enough to be promoted to the old
+// generation, which each scavenge copied and a major GC must collect.
 import { Session } from 'node:inspector';
 import { writeFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
@@ -22,7 +26,7 @@ if (out && isMainThread) {
   session.post('HeapProfiler.startSampling', {
     samplingInterval: 32768,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.ALLOCPROF_PROMOTED !== '1',
   });
   const name = (f) => `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
   process.on('exit', () => {
