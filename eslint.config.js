@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/**/node_modules/**', 'trawl-data/**'] },
+  // bench/.work: generated sites, crawl scratch space and the checkouts of bench:crawl's trawl@REV.
+  { ignores: ['dist/**', 'node_modules/**', 'bench/**/node_modules/**', 'bench/.work/**', 'trawl-data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

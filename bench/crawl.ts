@@ -4,6 +4,7 @@
  *
  *   npm run bench:crawl -- [--hosts 50] [--pages 2000] [--crawlers trawl,crawlee,wget2] [--time-limit 900] …
  *   npm run bench:crawl -- --hosts 5 --pages 200          # the small run, well under a minute
+ *   npm run bench:crawl -- --crawlers trawl@HEAD~1,trawl,trawl@HEAD~1,trawl   # trawl before and after, in pairs
  *
  * Steps: generate the site (bench/site/generate.ts) unless the same one is
  * already there; start nginx (bench/nginx.sh); run each crawler in turn
@@ -17,7 +18,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,7 +35,8 @@ const USAGE = `usage: npm run bench:crawl -- [options]
   --pages N           pages per host (default 2000)
   --seed N            site generator seed (default 1)
   --port N            nginx port on every 127.0.1.k (default 8080)
-  --crawlers LIST     comma-separated, in run order (default trawl,crawlee,wget2)
+  --crawlers LIST     comma-separated, in run order (default trawl,crawlee,wget2); trawl@REV runs trawl as
+                      of git revision REV, from a checkout of its own (bench/.work/checkouts/), built there
   --concurrency N     requests in flight for every crawler (default 64)
   --max-pending N     trawl's max_pending per site (default max(8, concurrency / hosts))
   --time-limit S      stop a crawler after S seconds and report its partial rate (default 600)
@@ -93,6 +95,8 @@ interface LogStats {
 
 interface RunResult {
   readonly crawler: CrawlerName;
+  /** How the run was asked for: the crawler's name, or trawl@REV. */
+  readonly label: string;
   readonly command: string[];
   readonly version: string;
   readonly wallS: number;
@@ -283,12 +287,35 @@ function buildTrawl(): void {
   if (r.status !== 0) throw new Error('npm run build failed');
 }
 
-function trawlVersion(): string {
-  const v = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  const head = spawnSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+function trawlVersion(root: string): string {
+  const v = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  const head = spawnSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
   if (head.status !== 0) return v;
-  const dirty = spawnSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'bin'], { encoding: 'utf8' }).stdout.trim() !== '';
+  const dirty = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', 'src', 'bin'], { encoding: 'utf8' }).stdout.trim() !== '';
   return `${v} (${head.stdout.trim()}${dirty ? '+dirty' : ''})`;
+}
+
+/**
+ * A checkout of trawl as of `rev` (trawl@REV in --crawlers), built, for
+ * measuring a change against the commit before it in the same run:
+ * bench/.work/checkouts/<commit>, a git worktree sharing this checkout's
+ * node_modules. Made once per commit and kept (`git worktree prune` after
+ * deleting the directory forgets it).
+ */
+function trawlCheckout(rev: string): string {
+  const commit = spawnSync('git', ['-C', ROOT, 'rev-parse', '--verify', '--short', `${rev}^{commit}`], { encoding: 'utf8' });
+  if (commit.status !== 0) throw new Error(`trawl@${rev}: not a git revision of ${ROOT}`);
+  const dir = join(BENCH_DIR, '.work', 'checkouts', commit.stdout.trim());
+  if (!existsSync(join(dir, 'package.json'))) {
+    mkdirSync(dirname(dir), { recursive: true });
+    const add = spawnSync('git', ['-C', ROOT, 'worktree', 'add', '--force', '--detach', dir, commit.stdout.trim()], { encoding: 'utf8' });
+    if (add.status !== 0) throw new Error(`trawl@${rev}: git worktree add failed: ${add.stderr.trim()}`);
+  }
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  console.error(`bench: npm run build in ${relative(process.cwd(), dir)} (trawl@${rev})…`);
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error(`trawl@${rev}: npm run build failed in ${dir}`);
+  return dir;
 }
 
 interface Plan {
@@ -300,13 +327,13 @@ interface Plan {
   readonly own: (stdout: string) => unknown;
 }
 
-function plan(name: CrawlerName, site: string, data: string, concurrency: number, fromSource: boolean): Plan | undefined {
+function plan(name: CrawlerName, site: string, data: string, concurrency: number, fromSource: boolean, root = ROOT): Plan | undefined {
   const node = process.execPath;
   switch (name) {
     case 'trawl':
       return {
-        command: [node, join(ROOT, 'bin', 'trawl.js'), 'crawl', '--data', data, '--allow-private-networks', '--allow-loopback', '--json', '--max-concurrency', String(concurrency), join(site, 'config.xml')],
-        version: `${trawlVersion()}${fromSource ? ' from source' : ''}`,
+        command: [node, join(root, 'bin', 'trawl.js'), 'crawl', '--data', data, '--allow-private-networks', '--allow-loopback', '--json', '--max-concurrency', String(concurrency), join(site, 'config.xml')],
+        version: `${trawlVersion(root)}${fromSource ? ' from source' : ''}`,
         env: { TRAWL_RUN: fromSource ? 'source' : 'dist' },
         own: (out) => {
           try {
@@ -449,19 +476,19 @@ function serverCpuS(pidFile: string): number {
   }
 }
 
-async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: string; accessLog: string; timeLimitS: number; reachable: ReadonlyMap<string, ReadonlySet<string>>; reachableTotal: number }): Promise<RunResult> {
+async function runOne(name: CrawlerName, label: string, p: Plan, o: { data: string; work: string; accessLog: string; timeLimitS: number; reachable: ReadonlyMap<string, ReadonlySet<string>>; reachableTotal: number }): Promise<RunResult> {
   rmSync(o.data, { recursive: true, force: true });
   mkdirSync(o.data, { recursive: true });
-  const timeFile = join(o.work, `${name}.time`);
-  const outFile = join(o.work, `${name}.stdout`);
-  const errFile = join(o.work, `${name}.stderr`);
+  const timeFile = join(o.work, `${label}.time`);
+  const outFile = join(o.work, `${label}.stdout`);
+  const errFile = join(o.work, `${label}.stderr`);
   rmSync(timeFile, { force: true });
   const logFrom = statSync(o.accessLog).size;
   const serverPidFile = join(dirname(o.accessLog), 'nginx.pid');
   const server0 = serverCpuS(serverPidFile);
   const out = openSync(outFile, 'w');
   const err = openSync(errFile, 'w');
-  console.error(`bench: ${name}: ${Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${v} `).join('')}${p.command.map((a) => (a.startsWith(ROOT) ? relative(process.cwd(), a) || '.' : a)).join(' ')}`);
+  console.error(`bench: ${label}: ${Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${v} `).join('')}${p.command.map((a) => (a.startsWith(ROOT) ? relative(process.cwd(), a) || '.' : a)).join(' ')}`);
   const t0 = performance.now();
   // /usr/bin/time ignores SIGINT while it waits, so a SIGINT to the group stops only the crawler.
   const child = spawn('/usr/bin/time', ['-f', '{"user":%U,"sys":%S,"maxrss_kb":%M,"exit":%x}', '-o', timeFile, '--', ...p.command], {
@@ -475,7 +502,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
   timers.push(setTimeout(() => {
     timedOut = true;
     stopAt = performance.now();
-    console.error(`bench: ${name}: time limit of ${o.timeLimitS} s reached; stopping it`);
+    console.error(`bench: ${label}: time limit of ${o.timeLimitS} s reached; stopping it`);
     try {
       process.kill(-child.pid!, 'SIGINT');
     } catch {
@@ -506,7 +533,7 @@ async function runOne(name: CrawlerName, p: Plan, o: { data: string; work: strin
   const cpuS = time.userS + time.sysS;
   const stderr = readFileSync(errFile, 'utf8');
   return {
-    crawler: name, command: p.command, version: p.version, wallS, timedOut, exitCode, time, log,
+    crawler: name, label, command: p.command, version: p.version, wallS, timedOut, exitCode, time, log,
     pagesPerS: log.pagesFetched / wallS,
     cpuMsPerPage: log.pagesFetched > 0 ? (cpuS * 1000) / log.pagesFetched : NaN,
     peakRssMiB: time.maxRssKb / 1024,
@@ -547,8 +574,20 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     const name = `${r.crawler} ${r.version}${notes.length ? ` (${notes.join('; ')})` : ''}`;
     lines.push(`| ${name} | ${f0(r.log.pagesFetched)} | ${pct(r.coverage)} | ${f1(r.wallS)} | ${f0(r.pagesPerS)} | ${f2(r.cpuMsPerPage)} | ${f2((r.time.userS + r.time.sysS) / r.wallS)} | ${f3(r.log.pagesFetched > 0 ? (r.serverCpuS * 1000) / r.log.pagesFetched : NaN)} | ${f0(r.peakRssMiB)} | ${f0(r.log.requests)} | ${f0(r.log.duplicateFetches)} | ${f0(r.log.disallowedFetches)} | ${f0(r.log.notFound)} | ${f0(r.log.assetFetches)} |`);
   }
-  const trawl = runs.find((r) => r.crawler === 'trawl');
+  const trawl = runs.find((r) => r.label === 'trawl') ?? runs.find((r) => r.crawler === 'trawl');
   const peers = runs.filter((r) => r.crawler !== 'trawl');
+  // Several runs of trawl (trawl@REV beside trawl): the mean of each version, runs in the order they ran.
+  const versions = [...new Set(runs.filter((r) => r.crawler === 'trawl').map((r) => r.version))];
+  if (runs.filter((r) => r.crawler === 'trawl').length > versions.length) {
+    lines.push('');
+    lines.push('| trawl version | runs | mean pages/s | mean CPU ms/page | CPU ms/page of each run | mean wall s | peak RSS MiB |');
+    lines.push('|---|--:|--:|--:|---|--:|--:|');
+    for (const v of versions) {
+      const rs = runs.filter((r) => r.crawler === 'trawl' && r.version === v);
+      const mean = (pick: (r: RunResult) => number): number => rs.reduce((a, r) => a + pick(r), 0) / rs.length;
+      lines.push(`| ${v} | ${rs.length} | ${f0(mean((r) => r.pagesPerS))} | ${f3(mean((r) => r.cpuMsPerPage))} | ${rs.map((r) => f3(r.cpuMsPerPage)).join(' / ')} | ${f1(mean((r) => r.wallS))} | ${rs.map((r) => f0(r.peakRssMiB)).join(' / ')} |`);
+    }
+  }
   if (trawl && peers.length) {
     lines.push('');
     lines.push('| trawl ÷ peer | pages/s (>1: trawl faster) | CPU ms/page (<1: trawl cheaper) | peak RSS (<1: trawl smaller) |');
@@ -558,13 +597,13 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
   const calibrated = runs.filter((r) => r.calibrationMs !== undefined && Number.isFinite(r.calibrationMs));
   if (calibrated.length > 0) {
     lines.push('');
-    lines.push(`Machine speed just before each crawler ran (a fixed JavaScript loop, best of three; lower is faster): ${calibrated.map((r) => `${r.crawler} ${f0(r.calibrationMs!)} ms`).join(', ')}.`);
+    lines.push(`Machine speed just before each crawler ran (a fixed JavaScript loop, best of three; lower is faster): ${calibrated.map((r) => `${r.label} ${f0(r.calibrationMs!)} ms`).join(', ')}.`);
   }
   for (const r of runs) {
     if (r.threads.length === 0 || !(r.log.pagesFetched > 0)) continue;
     const per = (s: number): string => f2((s * 1000) / r.log.pagesFetched);
     lines.push('');
-    lines.push(`CPU by thread, ${r.crawler} (sampled from /proc every 0.5 s; ms per page):`);
+    lines.push(`CPU by thread, ${r.crawler === 'trawl' ? `trawl ${r.version}` : r.crawler} (sampled from /proc every 0.5 s; ms per page):`);
     lines.push('');
     lines.push('| thread | count | user | sys | total |');
     lines.push('|---|--:|--:|--:|--:|');
@@ -598,14 +637,21 @@ async function main(): Promise<void> {
   // max_pending high enough that the per-site cap never binds before the concurrency does.
   const maxPending = int('max-pending', Math.max(8, Math.ceil(concurrency / hosts)));
   const timeLimitS = int('time-limit', 600);
-  const crawlers = (typeof f.crawlers === 'string' ? f.crawlers : CRAWLERS.join(',')).split(',').map((c) => c.trim()) as CrawlerName[];
-  for (const c of crawlers) if (!CRAWLERS.includes(c)) throw new Error(`unknown crawler ${c}; known: ${CRAWLERS.join(', ')}`);
+  const crawlers = (typeof f.crawlers === 'string' ? f.crawlers : CRAWLERS.join(',')).split(',').map((c) => c.trim());
+  const crawlerOf = (label: string): CrawlerName => (label.startsWith('trawl@') ? 'trawl' : (label as CrawlerName));
+  for (const c of crawlers) {
+    if (!CRAWLERS.includes(crawlerOf(c)) || c === 'trawl@') throw new Error(`unknown crawler ${c}; known: ${CRAWLERS.join(', ')}, trawl@REV`);
+  }
   const site = resolve(typeof f.site === 'string' ? f.site : defaultSiteDir(hosts, pages));
   const work = resolve(typeof f.work === 'string' ? f.work : join(BENCH_DIR, '.work', 'runs'));
   const resultsDir = resolve(typeof f.results === 'string' ? f.results : join(BENCH_DIR, 'results'));
 
   const fromSource = f['from-source'] === true;
   if (crawlers.includes('trawl') && !fromSource) buildTrawl();
+  // Each trawl@REV is checked out and built once, before anything runs.
+  const checkouts = new Map<string, string>();
+  for (const c of crawlers) if (c.startsWith('trawl@') && !checkouts.has(c)) checkouts.set(c, trawlCheckout(c.slice('trawl@'.length)));
+  if (fromSource && checkouts.size > 0) throw new Error('--from-source applies to this checkout only; trawl@REV runs built');
   if (!which('/usr/bin/time') && !aptInstall('time')) throw new Error('/usr/bin/time (Debian package "time") is needed to measure CPU and peak RSS');
 
   // The site: reuse it when it was generated with the same parameters.
@@ -652,19 +698,20 @@ async function main(): Promise<void> {
   try {
     mkdirSync(work, { recursive: true });
     const accessLog = join(site, 'nginx', 'access.log');
-    for (const name of crawlers) {
-      const data = join(work, `${name}-data`);
-      const p = plan(name, site, data, concurrency, fromSource);
+    for (const label of crawlers) {
+      const name = crawlerOf(label);
+      const data = join(work, `${label}-data`);
+      const p = plan(name, site, data, concurrency, fromSource, checkouts.get(label));
       if (!p) {
-        console.error(`bench: ${name}: not available; skipped`);
+        console.error(`bench: ${label}: not available; skipped`);
         continue;
       }
       const calibrationMs = calibrate();
-      const r = { ...(await runOne(name, p, { data, work, accessLog, timeLimitS, reachable, reachableTotal })), calibrationMs };
+      const r = { ...(await runOne(name, label, p, { data, work, accessLog, timeLimitS, reachable, reachableTotal })), calibrationMs };
       runs.push(r);
-      console.error(`bench: ${name}: ${r.log.pagesFetched} pages in ${f1(r.wallS)} s (${f0(r.pagesPerS)}/s), ${f2(r.cpuMsPerPage)} CPU ms/page, ${f0(r.peakRssMiB)} MiB peak, exit ${String(r.exitCode)}${r.timedOut ? ', stopped at the time limit' : ''}`);
+      console.error(`bench: ${label}: ${r.log.pagesFetched} pages in ${f1(r.wallS)} s (${f0(r.pagesPerS)}/s), ${f2(r.cpuMsPerPage)} CPU ms/page, ${f0(r.peakRssMiB)} MiB peak, exit ${String(r.exitCode)}${r.timedOut ? ', stopped at the time limit' : ''}`);
       if (!expectedExit(r) && !r.timedOut && r.stderrTail) console.error(r.stderrTail);
-      if (r.log.serverErrors > 0) console.error(`bench: ${name}: WARNING: nginx answered ${r.log.serverErrors} requests with 5xx; see ${join(site, 'nginx', 'error.log')}`);
+      if (r.log.serverErrors > 0) console.error(`bench: ${label}: WARNING: nginx answered ${r.log.serverErrors} requests with 5xx; see ${join(site, 'nginx', 'error.log')}`);
       if (!f['keep-data']) rmSync(data, { recursive: true, force: true });
     }
   } finally {
