@@ -48,7 +48,7 @@ const RECORD_OF_URL = 'frontier f JOIN records r ON r.id = f.record_id AND r.url
  * entry written at a random page when the URI was first queued and first
  * crawled; now records are appended and only the frontier's index holds
  * URLs. Replaying the bench crawl's store calls (bench/store-replay.ts):
- * 28.8 → 21.6 KB written and 49 → 35 KB read per completed URI, 75 → 63 µs
+ * 28.8 → 21.6 KB written and 49 → 35 KB read per completed URI, 79 → 67 µs
  * of CPU, a database 8% smaller. A record written outside a crawl for a
  * URL the frontier does not hold (putRecord) gets a frontier row of its own,
  * done, and queued for no cycle (epoch 0).
