@@ -318,8 +318,8 @@ export class SqliteCrawlStore implements CrawlStore {
       refsOfUrl: p(`SELECT r.content_ref FROM ${RECORD_OF_URL} AND r.content_ref IS NOT NULL`),
       refsOfSite: p('SELECT url, content_ref FROM records WHERE collection = ? AND site = ? AND content_ref IS NOT NULL ORDER BY url'),
       delRecord: p('DELETE FROM records WHERE id = (SELECT record_id FROM frontier WHERE collection = ? AND url = ?) AND url = ?'),
-      // A leased row stays (its fetch is under way) without its record.
-      unlinkRecord: p('UPDATE frontier SET record_id = NULL WHERE collection = ? AND url = ? AND record_id IS NOT NULL'),
+      // A leased row stays (its fetch is under way) without its record; delFrontier deletes the others.
+      unlinkRecord: p('UPDATE frontier SET record_id = NULL WHERE collection = ? AND url = ? AND state = 1 AND record_id IS NOT NULL'),
       unlinkSiteRecords: p('UPDATE frontier SET record_id = NULL WHERE collection = ? AND site = ? AND state = 1 AND record_id IS NOT NULL'),
       delFrontier: p('DELETE FROM frontier WHERE collection = ? AND url = ? AND state <> 1'),
       delSiteRecords: p('DELETE FROM records WHERE collection = ? AND site = ?'),
