@@ -281,10 +281,11 @@ function analyseLog(text: string, reachable: ReadonlyMap<string, ReadonlySet<str
  * sources, Node loads its TypeScript stripper into each of trawl's three
  * threads: 27 MiB more peak RSS on the 50 × 2,000 crawl.
  */
-function buildTrawl(): void {
-  console.error('bench: npm run build (trawl runs from dist/, as installed)…');
-  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (r.status !== 0) throw new Error('npm run build failed');
+/** `npm run build` in a checkout of trawl: it runs from dist/, as its package installs it. */
+function buildTrawl(root = ROOT): void {
+  console.error(`bench: npm run build${root === ROOT ? '' : ` in ${relative(process.cwd(), root)}`} (trawl runs from dist/, as installed)…`);
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error(`npm run build failed in ${root}`);
 }
 
 function trawlVersion(root: string): string {
@@ -312,9 +313,7 @@ function trawlCheckout(rev: string): string {
     if (add.status !== 0) throw new Error(`trawl@${rev}: git worktree add failed: ${add.stderr.trim()}`);
   }
   if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  console.error(`bench: npm run build in ${relative(process.cwd(), dir)} (trawl@${rev})…`);
-  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (r.status !== 0) throw new Error(`trawl@${rev}: npm run build failed in ${dir}`);
+  buildTrawl(dir);
   return dir;
 }
 
