@@ -159,6 +159,8 @@ interface Counters {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Sites whose statistics share one transaction when a cycle ends, or one answer when it starts (about 0.7 MB of JSON). */
 const SAVE_STATS_BATCH = 1000;
+/** Records read at once when a refresh or an operator's refetch walks the crawl store (recordPages). */
+const RECORD_PAGE = 5000;
 
 /** Whether the destinations have (had) the document: it was stored with content. */
 function wasFed(r: UriRecord | undefined): boolean {
@@ -493,14 +495,41 @@ export class CollectionCrawl {
       batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: this.rt.priorityOf(u, true), sub: s.sub ?? this.rt.subOf(u), flags: s.flags });
     }
     // A refresh re-queues every URI the crawl store knows, so unchanged
-    // pages (304s, which carry no links) are still refetched.
-    for (const r of await this.store.listRecords(this.rt.name)) {
-      if (r.status === 'deleted') continue;
-      const u = new URL(r.url);
-      batch.push({ url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u) });
-    }
+    // pages (304s, which carry no links) are still refetched; a page of
+    // records at a time (recordPages). The start URIs go first either way:
+    // prepended, they are put in front last.
     const prepend = this.rt.settings.refreshMode === 'prepend';
-    await this.store.enqueue(this.rt.name, this.epoch, batch, prepend);
+    if (!prepend) await this.store.enqueue(this.rt.name, this.epoch, batch, false);
+    for await (const records of this.recordPages(prepend)) {
+      const known: QueuedUri[] = [];
+      for (const r of records) if (r.status !== 'deleted') known.push(this.requeueOf(r));
+      await this.store.enqueue(this.rt.name, this.epoch, known, prepend);
+    }
+    if (prepend) await this.store.enqueue(this.rt.name, this.epoch, batch, true);
+  }
+
+  /**
+   * The crawl store's records a page at a time, so that a refresh of a
+   * store of millions holds one page rather than all of them. In the order
+   * the records were written; with `backwards`, last page first, for a
+   * caller that puts each page in front of the queue: front insertion
+   * keeps a batch's own order, and each page goes before the one after it.
+   * A crash half-way is safe: seed runs again when the cycle resumes, and
+   * enqueue leaves out what this cycle already queued.
+   */
+  private async *recordPages(backwards: boolean): AsyncGenerator<UriRecord[]> {
+    for (let from: number | undefined; ;) {
+      const page = await this.store.listRecordPage(this.rt.name, { ...(from !== undefined ? { from } : {}), backwards, limit: RECORD_PAGE });
+      if (page.records.length > 0) yield page.records;
+      if (page.records.length < RECORD_PAGE) return;
+      from = backwards ? page.first : page.last;
+    }
+  }
+
+  /** What a known URI is queued again as: from its record, a priority and sub-collection as of the configuration now. */
+  private requeueOf(r: UriRecord): QueuedUri {
+    const u = new URL(r.url);
+    return { url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u) };
   }
 
   /**
@@ -529,12 +558,13 @@ export class CollectionCrawl {
   /** Queues again the known URIs (crawl store records) that `pick` selects (CollectionRefetch, CollectionRefetchURI Site). */
   async requeueKnown(pick: (url: URL) => boolean, front = false): Promise<number> {
     await this.prepare();
-    const batch: QueuedUri[] = [];
-    for (const r of await this.store.listRecords(this.rt.name)) {
-      const u = new URL(r.url);
-      if (r.status !== 'deleted' && pick(u)) batch.push({ url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u) });
+    let n = 0;
+    for await (const records of this.recordPages(front)) {
+      const batch: QueuedUri[] = [];
+      for (const r of records) if (r.status !== 'deleted' && pick(new URL(r.url))) batch.push(this.requeueOf(r));
+      if (batch.length > 0) n += await this.requeue(batch, front);
     }
-    return this.requeue(batch, front);
+    return n;
   }
 
   /**

@@ -111,6 +111,21 @@ export interface UriRecord {
   readonly epoch: number;
 }
 
+/** Which page of records listRecordPage returns; positions are opaque numbers from an earlier page. */
+export interface RecordPageRequest {
+  readonly from?: number;
+  readonly backwards?: boolean;
+  readonly limit: number;
+}
+
+export interface RecordPage {
+  /** In the order they were first written. */
+  readonly records: UriRecord[];
+  /** The positions of the first and last record (0 when the page is empty). */
+  readonly first: number;
+  readonly last: number;
+}
+
 export interface CollectionRow {
   readonly name: string;
   readonly configXml: string;
@@ -251,6 +266,15 @@ export interface CrawlStore {
   putRecord(collection: string, record: UriRecord): Promise<void>;
   /** Every record of the collection, in URL order (tests, exports). */
   listRecords(collection: string): Promise<UriRecord[]>;
+  /**
+   * A page of the collection's records in the order they were first
+   * written, for walking a large store without holding all of it: the
+   * `limit` records after position `from` (from the start without it), or
+   * with `backwards`, the last `limit` records before `from` (from the end
+   * without it), still in written order. Pass on a page's `last` to go
+   * forwards, its `first` to go backwards.
+   */
+  listRecordPage(collection: string, page: RecordPageRequest): Promise<RecordPage>;
   /** Number of records, optionally of one site and/or one status. */
   countRecords(collection: string, filter?: { site?: string; status?: RecordStatus }): Promise<number>;
 

@@ -33,7 +33,7 @@ const CRAWL_STORE_METHODS = [
   'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'deleteCollection',
   'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'lease', 'release', 'retry',
   'recoverLeases', 'dropQueued', 'counts',
-  'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'countRecords',
+  'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',
   'putSitemapMeta', 'getSitemapMeta', 'noteFeedLinks',
   'getRobots', 'putRobots', 'getSiteStats', 'putSiteStats', 'putSiteStatsMany', 'listSiteStats',

@@ -11,6 +11,7 @@ import { byPath, collectionXml, runCrawl, tempDir, type CrawlRun } from '../supp
 import { join } from 'node:path';
 import { SiteStats, type StatsData } from '../../src/stats/site-stats.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
+import { rec } from '../store/crawl-store-suite.ts';
 
 /** The running totals equal the site-by-site sum (DLTime up to the order of float additions). */
 function assertCountersAgree(c: CrawlRun['counters']): void {
@@ -460,6 +461,45 @@ describe('refresh cycles', () => {
       await site.close();
     }
   });
+});
+
+describe('a refresh of a large crawl store', () => {
+  // More records than one page of the store's answer (5,000), written in an order that is not the URLs'.
+  const N = 12_001;
+  const path = (i: number): string => `/k/${(i * 7919) % N}`;
+
+  for (const mode of ['append', 'prepend'] as const) {
+    it(`refresh_mode ${mode} queues every known URI again, in the order first written, ${mode === 'append' ? 'after' : 'before'} what was queued`, async () => {
+      const site = await startFixtureSite([{ ip: '127.0.1.25', routes: { '/': { kind: 'html', body: '<p>start</p>' } } }]);
+      try {
+        const h = site.host('127.0.1.25');
+        const origin = h.url('/').slice(0, -1);
+        const dir = tempDir();
+        const before = new SqliteCrawlStore(join(dir, 'trawl.db'));
+        for (let i = 0; i < N; i++) await before.putRecord('t', rec(`${origin}${path(i)}`, { site: origin, depth: 1 }));
+        await before.putRecord('t', rec(`${origin}/deleted`, { site: origin, status: 'deleted' }));
+        // Queued by an earlier cycle, left over (append keeps it).
+        await before.enqueue('t', 0, [{ url: `${origin}/left-over`, site: origin, depth: 1, hops: 1, redirects: 0, parent: undefined, priority: 1, sub: undefined }]);
+        await before.close();
+        // One fetch, then stop: the rest of the cycle's queue is left in the store to read.
+        const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>
+          <attrib name="refresh_mode" type="string">${mode}</attrib>`), { dir, maxPages: 1 });
+        assert.deepEqual(site.fetchedPaths('127.0.1.25').filter((p) => p !== '/robots.txt'), [mode === 'prepend' ? '/' : '/left-over']);
+        const after = new SqliteCrawlStore(join(dir, 'trawl.db'));
+        try {
+          await after.recoverLeases('t');
+          const queued = (await after.lease('t', origin, N + 10)).map((l) => new URL(l.url).pathname);
+          const known = Array.from({ length: N }, (_, i) => path(i));
+          assert.deepEqual(queued, mode === 'prepend' ? [...known, '/left-over'] : ['/', ...known]);
+        } finally {
+          await after.close();
+        }
+        assert.equal(run.summary.requests, 1);
+      } finally {
+        await site.close();
+      }
+    });
+  }
 });
 
 describe('the event log follows the collection\'s log section (MS-FSCCFG 2.2.4.5)', () => {

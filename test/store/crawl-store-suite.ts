@@ -245,6 +245,32 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('lists records a page at a time in the order they were written, forwards and backwards', async () => {
+      const s = await target.open();
+      const urls = ['http://b.test/z', 'http://a.test/m', 'http://c.test/a', 'http://a.test/b', 'http://b.test/c'];
+      for (const u of urls) await s.putRecord('c', rec(u));
+      await s.putRecord('other', rec('http://a.test/other'));
+      // Rewritten in place: the record keeps its position.
+      await s.putRecord('c', rec('http://a.test/m', { checksum: 'again' }));
+      const walk = async (backwards: boolean, limit: number): Promise<string[][]> => {
+        const pages: string[][] = [];
+        for (let from: number | undefined; ;) {
+          const p = await s.listRecordPage('c', { ...(from !== undefined ? { from } : {}), backwards, limit });
+          if (p.records.length > 0) pages.push(p.records.map((r) => r.url));
+          if (p.records.length < limit) return pages;
+          from = backwards ? p.first : p.last;
+        }
+      };
+      assert.deepEqual(await walk(false, 2), [urls.slice(0, 2), urls.slice(2, 4), urls.slice(4)]);
+      assert.deepEqual(await walk(true, 2), [urls.slice(3), urls.slice(1, 3), urls.slice(0, 1)]);
+      assert.deepEqual(await walk(false, 5), [urls]);
+      const page = await s.listRecordPage('c', { limit: 10 });
+      assert.equal(page.records.find((r) => r.url === 'http://a.test/m')?.checksum, 'again');
+      assert.deepEqual(await s.listRecordPage('none', { limit: 10 }), { records: [], first: 0, last: 0 });
+      assert.deepEqual(await s.listRecordPage('c', { from: page.last, limit: 10 }), { records: [], first: 0, last: 0 });
+      await s.close();
+    });
+
     it('queues stored documents again by site, prefix or URL, and deletions of forgotten documents', async () => {
       const s = await target.open();
       for (const [url, extra] of [['http://a.test/x/1', {}], ['http://a.test/x/2', { status: 'unchanged' }], ['http://a.test/y/1', {}], ['http://b.test/1', {}], ['http://a.test/x/3', { status: 'error' }]] as const) {

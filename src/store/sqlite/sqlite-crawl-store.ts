@@ -31,7 +31,7 @@ import { isTrawlError, TrawlError } from '../../core/errors.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type {
   CollectionRow, Completion, CrawlStore, FeedOp, FeedSelection, FrontierCounts, LeasedUri, PendingFeedOp, QueuedUri, RecordStatus, RobotsRow,
-  SitemapMeta, SiteWork, UriRecord,
+  RecordPage, RecordPageRequest, SitemapMeta, SiteWork, UriRecord,
 } from '../crawl-store.ts';
 
 /** A pending `add` stays an `add` when an `update` replaces it (the destination has still not had the document). */
@@ -362,6 +362,9 @@ export class SqliteCrawlStore implements CrawlStore {
                          depth = ?, parent = ?, epoch = ?
                        WHERE id = ? AND collection = ? AND url = ?`),
       listRecords: p('SELECT * FROM records WHERE collection = ? ORDER BY url'),
+      // A record's position is its rowid: pages are ranges of the table's own b-tree, with no index or sort.
+      recordsAfter: p('SELECT * FROM records WHERE collection = ? AND id > ? ORDER BY id LIMIT ?'),
+      recordsBefore: p('SELECT * FROM records WHERE collection = ? AND id < ? ORDER BY id DESC LIMIT ?'),
       getRobots: p('SELECT robots_fetched_ms, robots_status, robots_body FROM sites WHERE collection = ? AND site = ? AND robots_fetched_ms IS NOT NULL'),
       putRobots: p(`INSERT INTO sites (collection, site, robots_fetched_ms, robots_status, robots_body) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (collection, site) DO UPDATE SET robots_fetched_ms = excluded.robots_fetched_ms,
@@ -660,6 +663,14 @@ export class SqliteCrawlStore implements CrawlStore {
 
   async listRecords(collection: string): Promise<UriRecord[]> {
     return (this.q.listRecords!.all(collection) as Row[]).map(toRecord);
+  }
+
+  async listRecordPage(collection: string, page: RecordPageRequest): Promise<RecordPage> {
+    const limit = Math.max(0, Math.floor(page.limit));
+    const rows = page.backwards
+      ? (this.q.recordsBefore!.all(collection, page.from ?? Number.MAX_SAFE_INTEGER, limit) as Row[]).reverse()
+      : (this.q.recordsAfter!.all(collection, page.from ?? 0, limit) as Row[]);
+    return { records: rows.map(toRecord), first: rows.length > 0 ? Number(rows[0]!.id) : 0, last: rows.length > 0 ? Number(rows[rows.length - 1]!.id) : 0 };
   }
 
   async countRecords(collection: string, filter: { site?: string; status?: RecordStatus } = {}): Promise<number> {
