@@ -1,20 +1,22 @@
 /**
  * Link and metadata extraction from an HTML (or WML) document in one
- * streaming htmlparser2 pass: no DOM is built.
+ * pass of htmlparser2's tokenizer (html-events.ts): no DOM is built.
  *
  * ```
- *  string | bytes ──(UTF-8 TextDecoder)──► htmlparser2 Parser (entities left as written)
+ *  string | bytes ──(UTF-8 TextDecoder)──► readHtml: htmlparser2 Tokenizer (entities left as written)
  *                                              │
  *        onopentag(name, attribs) ─────────────┤ switch (name), each rule gated by its LinkFlags key
+ *          (attributes of ELEMENTS_READ only; │
+ *           of the others, style alone)        │
  *          base href (first only) ─► baseRaw   │   a/area/form/frame/img/link/meta/object/... ─► candidates[]
  *          meta ─► robots, refresh, og:*       │   style="" ─► css url()/@import ─────────────► candidates[]
  *          link ─► canonical, feeds, kinds     │
  *        ontext ─► buffer for <title>, <script>, <style> (only while one is open)
  *        onclosetag ─► title; script string literals; style url()/@import ─► candidates[]
  *        oncomment ─► absolute http(s) URLs, or an IE conditional comment's markup
- *                     fed through a nested Parser that shares these callbacks
+ *                     fed through a nested readHtml that shares these callbacks
  *                                              │
- *        onend ────────────────────────────────┘
+ *        (end of input) ───────────────────────┘
  *            ▼
  *  candidates[] (raw attribute text, document order)
  *     ─► resolve against the base (first <base href>, which applies to the whole
@@ -50,8 +52,7 @@
  * meta content, and markup inside IE conditional comments (under `comment`).
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
-import { Parser } from 'htmlparser2';
-import type { Handler } from 'htmlparser2';
+import { readHtml, type HtmlEvents } from './html-events.ts';
 import { PRODUCT_TOKEN } from '../core/version.ts';
 import { plainLinkResolver } from './resolve-link.ts';
 
@@ -217,14 +218,18 @@ const UTF8 = new TextDecoder('utf-8');
  * values the extractor reads are decoded here instead: attribute values
  * as HTML decodes them in an attribute (`&copy=1` stays as written, the
  * HTML "character reference in attribute" rule), the title as text. With
- * `decodeEntities` on, htmlparser2 walks every character of the page's text
+ * entity decoding on, htmlparser2 walks every character of the page's text
  * one call at a time looking for `&`; off, it skips to the next `<` in a
  * tight loop: 72 → 42 µs per bench page for the parse alone, and the
  * tokenizer was over half of the extract thread's CPU. Both decoders are
  * the ones htmlparser2 itself uses (the `entities` package, same modes),
  * so the results are the same (test/extract/html.test.ts).
  */
-const PARSER_OPTIONS = { decodeEntities: false } as const;
+/** The elements whose attributes onopentag reads (its cases); of the others it reads only `style`. */
+const ELEMENTS_READ: ReadonlySet<string> = new Set([
+  'a', 'area', 'base', 'form', 'button', 'input', 'frame', 'iframe', 'img', 'source', 'video', 'audio', 'track', 'embed', 'body', 'table', 'td', 'th',
+  'link', 'meta', 'object', 'param', 'script', 'style', 'title', 'html', 'svg', 'card', 'go', 'layer', 'ilayer',
+]);
 
 function decodeAttributes(attribs: Record<string, string>): void {
   for (const name in attribs) {
@@ -284,7 +289,6 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
   let formIsGet: boolean | undefined; // undefined: no form open (htmlparser2 drops nested <form>, as HTML does)
   let capture: 'title' | 'script' | 'style' | undefined;
   let captured = '';
-  let comment = '';
   let inConditional = false;
 
   const add = (raw: string | undefined, kind: LinkKind, tag: string, attr: string, nofollow = false, ctx?: string): void => {
@@ -340,7 +344,7 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
     if (rule && (!rule.img || flags.img)) add(content, rule.kind, 'meta', 'content');
   };
 
-  const handler: Partial<Handler> = {
+  const handler: HtmlEvents = {
     onopentag(name, attribs) {
       decodeAttributes(attribs);
       switch (name) {
@@ -461,8 +465,9 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
       }
       if (flags.style && attribs.style !== undefined) addCss(attribs.style, name, 'style');
     },
+    wantsText: () => capture !== undefined,
     ontext(data) {
-      if (capture !== undefined) captured += data;
+      captured += data;
     },
     onclosetag(name) {
       if (name === capture) {
@@ -476,18 +481,13 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
       else if (name === 'svg' && svgDepth > 0) svgDepth--;
     },
     oncomment(data) {
-      comment += data;
-    },
-    oncommentend() {
-      const data = comment;
-      comment = '';
       if (!flags.comment) return;
       const markup = conditionalCommentMarkup(data);
       if (markup !== undefined) {
         // IE conditional comments hold markup old IE loaded; parse it with the same callbacks.
         if (inConditional) return;
         inConditional = true;
-        new Parser(handler, PARSER_OPTIONS).end(markup);
+        readHtml(markup, handler, ELEMENTS_READ);
         inConditional = false;
         return;
       }
@@ -503,7 +503,7 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
     captured = '';
   }
 
-  new Parser(handler, PARSER_OPTIONS).end(text);
+  readHtml(text, handler, ELEMENTS_READ);
 
   // ---- resolution (see the sketch at the top)
   let base = docUrl.href;
@@ -538,7 +538,9 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
   };
 
   const links: MutableLink[] = [];
-  const byKey = new Map<string, MutableLink>();
+  // Keyed by URL within each kind: a key joining the two was a new string to copy and hash for every candidate,
+  // 44% of this function's own time on the bench pages, where a resolved URL is a string whose hash is kept.
+  const byKind = new Map<LinkKind, Map<string, MutableLink>>();
   const dropped = new Set<string>();
   for (const c of candidates) {
     let url: string | undefined;
@@ -547,19 +549,20 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
       url = resolve(c.raw, URL.parse(trimAscii(c.ctx), base)?.href ?? base);
     }
     if (url === undefined) continue;
-    const key = `${c.kind} ${url}`;
-    const seen = byKey.get(key);
+    let byUrl = byKind.get(c.kind);
+    if (byUrl === undefined) byKind.set(c.kind, (byUrl = new Map()));
+    const seen = byUrl.get(url);
     if (seen) {
       seen.nofollow &&= c.nofollow;
       continue;
     }
     if (links.length >= maxLinks) {
-      dropped.add(key);
+      dropped.add(`${c.kind} ${url}`);
       continue;
     }
     const link: MutableLink = { url, kind: c.kind, tag: c.tag, attr: c.attr, nofollow: c.nofollow };
     links.push(link);
-    byKey.set(key, link);
+    byUrl.set(url, link);
   }
 
   let canonical: string | undefined;
