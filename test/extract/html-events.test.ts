@@ -4,6 +4,8 @@
 // included), the same text and comments. Each document is read both ways
 // and the two event lists compared.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Parser } from 'htmlparser2';
 import { readHtml } from '../../src/extract/html-events.ts';
@@ -75,6 +77,16 @@ describe('readHtml reports what htmlparser2\'s Parser reports', () => {
       assert.deepEqual(viaReadHtml(html), viaParser(html));
     });
   }
+
+  it('on every HTML document of the link-extraction fixtures', () => {
+    const dir = join(import.meta.dirname, '..', 'fixtures', 'conformance', 'links', 'heritrix');
+    const files = readdirSync(dir).filter((f) => /\.html?$/.test(f));
+    assert.ok(files.length >= 30, `${files.length} fixtures in ${dir}`);
+    for (const f of files) {
+      const html = readFileSync(join(dir, f), 'utf8');
+      assert.deepEqual(viaReadHtml(html), viaParser(html), f);
+    }
+  });
 
   it('on 2,000 generated documents of tag soup', () => {
     const random = prng(20261126);
