@@ -3,7 +3,9 @@
 // with a site, the same walk of the store a refresh cycle's start makes),
 // with the time it takes and the process's peak RSS before and after.
 // Shows whether a refresh holds the store's records in memory at once.
-//   npx node bench/refresh-scale.ts [--records 1000000] [--sites 20]
+// `npm run bench:refresh` runs it with the V8 flags and malloc setting that
+// bin/trawl.js gives the crawler, on which the peak depends.
+//   npm run bench:refresh -- [--records 1000000] [--sites 20]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -40,6 +40,9 @@ test('findByChecksum uses the checksum index, not a scan of the collection', () 
   assert.match(s.queryPlan('byChecksum'), /USING (COVERING )?INDEX records_checksum/);
   assert.match(s.queryPlan('leaseSelect'), /USING INDEX frontier_queue/);
   assert.match(s.queryPlan('recover'), /USING INDEX frontier_leased/);
+  // A refresh's page of records is a range of rowids, not a sort of the whole collection for each page.
+  assert.equal(s.queryPlan('recordsAfter'), 'SEARCH records USING INTEGER PRIMARY KEY (rowid>?)');
+  assert.equal(s.queryPlan('recordsBefore'), 'SEARCH records USING INTEGER PRIMARY KEY (rowid<?)');
   // Schema 3: a URL's record through the frontier's URL index and the records' primary key, never a scan.
   for (const statement of ['getRecord', 'refsOfUrl', 'delRecord', 'feedUrl']) {
     const plan = s.queryPlan(statement);

@@ -363,8 +363,10 @@ export class SqliteCrawlStore implements CrawlStore {
                        WHERE id = ? AND collection = ? AND url = ?`),
       listRecords: p('SELECT * FROM records WHERE collection = ? ORDER BY url'),
       // A record's position is its rowid: pages are ranges of the table's own b-tree, with no index or sort.
-      recordsAfter: p('SELECT * FROM records WHERE collection = ? AND id > ? ORDER BY id LIMIT ?'),
-      recordsBefore: p('SELECT * FROM records WHERE collection = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+      // NOT INDEXED: the planner otherwise takes the checksum index for collection = ? and sorts the whole
+      // collection for every page (200 pages of a million records took 25 s instead of 4).
+      recordsAfter: p('SELECT * FROM records NOT INDEXED WHERE collection = ? AND id > ? ORDER BY id LIMIT ?'),
+      recordsBefore: p('SELECT * FROM records NOT INDEXED WHERE collection = ? AND id < ? ORDER BY id DESC LIMIT ?'),
       getRobots: p('SELECT robots_fetched_ms, robots_status, robots_body FROM sites WHERE collection = ? AND site = ? AND robots_fetched_ms IS NOT NULL'),
       putRobots: p(`INSERT INTO sites (collection, site, robots_fetched_ms, robots_status, robots_body) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (collection, site) DO UPDATE SET robots_fetched_ms = excluded.robots_fetched_ms,
