@@ -527,8 +527,7 @@ export class CollectionCrawl {
   }
 
   /** What a known URI is queued again as: from its record, a priority and sub-collection as of the configuration now. */
-  private requeueOf(r: UriRecord): QueuedUri {
-    const u = new URL(r.url);
+  private requeueOf(r: UriRecord, u = new URL(r.url)): QueuedUri {
     return { url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.rt.priorityOf(u, false), sub: this.rt.subOf(u) };
   }
 
@@ -561,7 +560,11 @@ export class CollectionCrawl {
     let n = 0;
     for await (const records of this.recordPages(front)) {
       const batch: QueuedUri[] = [];
-      for (const r of records) if (r.status !== 'deleted' && pick(new URL(r.url))) batch.push(this.requeueOf(r));
+      for (const r of records) {
+        if (r.status === 'deleted') continue;
+        const u = new URL(r.url);
+        if (pick(u)) batch.push(this.requeueOf(r, u));
+      }
       if (batch.length > 0) n += await this.requeue(batch, front);
     }
     return n;
