@@ -1,7 +1,8 @@
 /**
  * The statistics of MS-FSCADM 2.2.4.9 (site schema), kept per site as the
- * crawl runs and saved with every fetch (in the same transaction as the
- * fetch's record). The collection's statistics are the sum of its sites'.
+ * crawl runs. The crawler saves the sites whose statistics changed once a
+ * second, and every site's when a cycle stops or ends. The collection's
+ * statistics are the sum of its sites'.
  *
  *   continuous  counters that only grow (Processed, Downloaded, DLTime, …)
  *   discrete    last values (LastUri, QueueLength, Epoch, …)

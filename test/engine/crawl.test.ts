@@ -12,6 +12,10 @@ import { join } from 'node:path';
 import { SiteStats, type StatsData } from '../../src/stats/site-stats.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
 import { rec } from '../store/crawl-store-suite.ts';
+import { readConfigXml } from '../../src/config/xml-reader.ts';
+import { resolveSettings } from '../../src/config/effective.ts';
+import { CollectionCrawl } from '../../src/engine/crawler.ts';
+import { openContentStore } from '../../src/store/open-content-store.ts';
 
 /** The running totals equal the site-by-site sum (DLTime up to the order of float additions). */
 function assertCountersAgree(c: CrawlRun['counters']): void {
@@ -305,6 +309,46 @@ describe('site statistics of a broad crawl', () => {
       assert.equal(run.counters.running!.continuous.Processed, 2500 * 3 + run.summary.requests);
       assert.equal(run.counters.running!.histograms.HTTPResponse['200'], 2500 * 3 + 1);
     } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('site statistics while a cycle runs', () => {
+  it('saves the statistics of the sites that changed about once a second, and every site\'s when the cycle ends', async () => {
+    // 8 pages 0.4 s apart: a cycle of about 3.5 s. The statistics in the
+    // store are read while it runs, on the crawl's own store object.
+    const routes: Record<string, { kind: 'html'; body: string }> = { '/': { kind: 'html', body: Array.from({ length: 8 }, (_, i) => `<a href="/p${i}.html">p${i}</a>`).join(' ') } };
+    for (let i = 0; i < 8; i++) routes[`/p${i}.html`] = { kind: 'html', body: `<p>page ${i}</p>` };
+    const site = await startFixtureSite([{ ip: '127.0.1.18', routes }]);
+    const dir = tempDir();
+    const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
+    const xml = collectionXml(`${list('start_uris', [site.host('127.0.1.18').url('/')])}<attrib name="delay" type="real">0.4</attrib>`);
+    const config = readConfigXml(xml, 'test.xml').document.collections[0]!;
+    const content = openContentStore(join(dir, 'content'), { ...resolveSettings(config).storage });
+    try {
+      const crawl = new CollectionCrawl(config, { store, content });
+      const origin = site.host('127.0.1.18').origin;
+      const processed = async (): Promise<number> => {
+        const json = await store.getSiteStats('t', origin);
+        return json === undefined ? 0 : (JSON.parse(json) as StatsData).continuous.Processed;
+      };
+      const cycle = crawl.runCycle();
+      const seen: number[] = [];
+      for (let t = 0; t < 5; t++) {
+        await new Promise((r) => setTimeout(r, 500));
+        seen.push(await processed());
+      }
+      const summary = await cycle;
+      assert.equal(summary.requests, 9);
+      // Saved during the cycle (not only at its end), growing, and behind the crawl by at most about a second.
+      assert.ok(seen.some((n) => n > 0 && n < 9), `statistics in the store at 0.5 s intervals: ${seen.join(', ')}`);
+      assert.ok(seen.every((n, i) => i === 0 || n >= seen[i - 1]!), seen.join(', '));
+      assert.ok(seen[4]! >= 4, `after 2.5 s (7 requests sent at 0.4 s apart), the store had ${seen[4]}`);
+      assert.equal(await processed(), 9);
+    } finally {
+      await content.close();
+      await store.close();
       await site.close();
     }
   });
