@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
+import { LogFile } from '../core/log-file.ts';
 import { TrawlError } from '../core/errors.ts';
 import { parseUrl } from '../core/url.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
@@ -126,7 +127,8 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       mkdirSync(opts.data, { recursive: true });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       mkdirSync(join(opts.data, 'logs'), { recursive: true });
-      const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: join(opts.data, 'logs', 'crawl.log'), sync: false, mkdir: true }));
+      const logFile = new LogFile(join(opts.data, 'logs', 'crawl.log'));
+      const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, logFile);
       // Every collection is known before any runs, so send_links_to can reach one that runs later.
       for (const { config } of collections) {
         if (!(await store.getCollection(config.name))) await store.putCollection(config.name, writeConfigXml(config), Date.now());
@@ -201,7 +203,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await store.close();
-        log.flush();
+        await logFile.close();
       }
       if (opts.json) io.out(JSON.stringify({ data: resolvePath(opts.data), collections: summaries }, null, 2));
       else for (const s of summaries) io.out(summaryText(s));

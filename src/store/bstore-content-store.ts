@@ -172,24 +172,30 @@ function seal(rec: Buffer, length: number, originBlock: number): number {
 }
 
 function encodeRecord(url: string, mime: string, header: string | undefined, stored: Uint8Array, compressed: boolean): { rec: Buffer; length: number } {
-  const u = Buffer.from(url, 'utf8');
-  const m = Buffer.from(mime, 'utf8');
-  const h = Buffer.from(header ?? '', 'utf8');
-  if (u.length > 0xffff || m.length > 0xffff || h.length > 0xffffffff || stored.length > 0xffffffff) return { rec: Buffer.alloc(0), length: -1 };
-  const length = RECORD_HEADER_BYTES + u.length + m.length + h.length + stored.length;
-  const rec = Buffer.alloc(padded(length));
+  const ul = Buffer.byteLength(url, 'utf8');
+  const ml = Buffer.byteLength(mime, 'utf8');
+  const hl = header === undefined ? 0 : Buffer.byteLength(header, 'utf8');
+  if (ul > 0xffff || ml > 0xffff || hl > 0xffffffff || stored.length > 0xffffffff) return { rec: Buffer.alloc(0), length: -1 };
+  const length = RECORD_HEADER_BYTES + ul + ml + hl + stored.length;
+  const size = padded(length);
+  // Not zero-filled: the header's unused bytes and the padding are zeroed
+  // below, and the strings are encoded in place rather than into buffers
+  // of their own first.
+  const rec = Buffer.allocUnsafe(size);
+  rec.fill(0, 0, RECORD_HEADER_BYTES);
   rec.writeUInt32LE(RECORD_MAGIC, 0);
   rec[4] = (compressed ? FLAG_ZSTD : 0) | (header !== undefined ? FLAG_HEADER : 0);
   rec[STATE_OFFSET] = STATE_LIVE;
-  rec.writeUInt16LE(u.length, 6);
-  rec.writeUInt16LE(m.length, 8);
-  rec.writeUInt32LE(h.length, 12);
+  rec.writeUInt16LE(ul, 6);
+  rec.writeUInt16LE(ml, 8);
+  rec.writeUInt32LE(hl, 12);
   rec.writeUInt32LE(stored.length, 16);
   let at = RECORD_HEADER_BYTES;
-  for (const part of [u, m, h, stored]) {
-    rec.set(part, at);
-    at += part.length;
-  }
+  at += rec.write(url, at, ul, 'utf8');
+  at += rec.write(mime, at, ml, 'utf8');
+  if (header !== undefined) at += rec.write(header, at, hl, 'utf8');
+  rec.set(stored, at);
+  rec.fill(0, at + stored.length, size);
   seal(rec, length, 0);
   return { rec, length };
 }

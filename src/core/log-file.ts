@@ -1,0 +1,108 @@
+/**
+ * An append-only log file for pino that writes its lines in batches.
+ *
+ *   pino ─write(line)─► lines[] ──(256 lines, or every second)──► one fs.write
+ *
+ * `trawl crawl` logs a line for every fetch. Through pino.destination
+ * (sonic-boom) a line cost 3.6–3.9 µs of the main thread; here 1.9–2.2
+ * (`bench/README.md`, *What changed*). sonic-boom measures the UTF-8 length of
+ * every line and of its whole pending buffer at each write, and starts a
+ * write as soon as the one before it is done, so under a crawl's load it
+ * made a system call for every line or two. Its `minLength` option batches
+ * the writes but measured the same, as the pending buffer it measures grows.
+ *
+ * Lines wait at most FLUSH_MS before they are written, so `tail -f` follows
+ * a crawl. One write is in flight at a time, so lines stay in order. At
+ * process exit what is still waiting is written synchronously. A write
+ * error is reported on stderr (once until a write succeeds again) and the
+ * log goes on with the next batch:
+ * a full disk must not stop the crawl, which has its own store to protect.
+ */
+
+import { closeSync, mkdirSync, openSync, write, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+const FLUSH_LINES = 256;
+const FLUSH_MS = 1000;
+
+export class LogFile {
+  readonly path: string;
+  private fd: number | undefined;
+  private lines: string[] = [];
+  private writing = false;
+  private reported = false;
+  private readonly waiters: Array<() => void> = [];
+  private readonly timer: NodeJS.Timeout;
+  private readonly onExit = (): void => this.flushSync();
+
+  constructor(path: string) {
+    this.path = path;
+    mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, 'a');
+    this.timer = setInterval(() => this.flush(), FLUSH_MS);
+    this.timer.unref();
+    process.on('exit', this.onExit);
+  }
+
+  /** pino's destination interface: one serialized line, newline included. */
+  write(line: string): boolean {
+    if (this.fd === undefined) return false;
+    if (this.lines.push(line) >= FLUSH_LINES && !this.writing) this.flush();
+    return true;
+  }
+
+  /** Starts writing what waits; `done` is called once everything logged so far is written. */
+  flush(done?: () => void): void {
+    if (done) this.waiters.push(done);
+    if (this.writing) return;
+    if (this.lines.length === 0 || this.fd === undefined) {
+      for (const w of this.waiters.splice(0)) w();
+      return;
+    }
+    const text = this.lines.join('');
+    this.lines = [];
+    this.writing = true;
+    this.writeAll(Buffer.from(text, 'utf8'), 0);
+  }
+
+  private writeAll(buf: Buffer, from: number): void {
+    write(this.fd!, buf, from, buf.length - from, null, (err, n) => {
+      if (!err && from + n < buf.length) {
+        this.writeAll(buf, from + n);
+        return;
+      }
+      if (err) this.report(err);
+      else this.reported = false;
+      this.writing = false;
+      if (this.lines.length >= FLUSH_LINES || this.waiters.length > 0) this.flush();
+    });
+  }
+
+  /** What waits, written before returning (pino.final, process exit). A write already in flight is not waited for. */
+  flushSync(): void {
+    if (this.fd === undefined || this.lines.length === 0) return;
+    const text = this.lines.join('');
+    this.lines = [];
+    try {
+      writeSync(this.fd, text);
+    } catch (err) {
+      this.report(err as Error);
+    }
+  }
+
+  /** Writes what waits and closes the file. */
+  async close(): Promise<void> {
+    if (this.fd === undefined) return;
+    clearInterval(this.timer);
+    await new Promise<void>((resolve) => this.flush(resolve));
+    process.off('exit', this.onExit);
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private report(err: Error): void {
+    if (this.reported) return;
+    this.reported = true;
+    process.stderr.write(`trawl: cannot write the log ${this.path}: ${err.message} (lines are dropped until a write succeeds)\n`);
+  }
+}
