@@ -8,6 +8,7 @@
  *   SQLite frontier   enqueue + lease + complete per URI      vs  the same INSERT / SELECT+UPDATE / UPDATE on a bare table
  *   screened cache    FingerprintCache: a seen link looked up, a new URL remembered (full)  vs  the same on a Map with a ring of its keys
  *   site scheduler    addWork with 50,000 sites waiting       vs  Map get of the site + a counter
+ *   crawl log line    pino into LogFile, 64 lines a turn      vs  pino into pino.destination (sonic-boom, async)
  *
  *   npm run bench:micro -- [--ms 1000] [--rounds 5] [--results DIR]
  *
@@ -21,6 +22,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Parser } from 'htmlparser2';
+import pino from 'pino';
+import { LogFile } from '../src/core/log-file.ts';
 import { FingerprintCache } from '../src/core/fingerprint-cache.ts';
 import { normalizeUrl, siteOf } from '../src/core/url.ts';
 import { extractHtml } from '../src/extract/html.ts';
@@ -288,6 +291,32 @@ cases.push({
   cleanup: () => {
     raw.close();
     rmSync(dir, { recursive: true, force: true });
+  },
+});
+
+// The crawl log: a fetch's line through pino into trawl's batching
+// destination, against pino's own asynchronous file destination (sonic-boom).
+// A turn of the event loop logs 64 lines, as a crawl's turn finishes many fetches.
+const logDir = mkdtempSync(join(tmpdir(), 'trawl-micro-log-'));
+const logFile = new LogFile(join(logDir, 'trawl.log'));
+const sonic = pino.destination({ dest: join(logDir, 'sonic.log'), sync: false });
+const logTo = (dest: pino.DestinationStream) => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, dest).child({ collection: 'bench' });
+const logs = { subject: logTo(logFile), baseline: logTo(sonic) };
+let logged = 0;
+cases.push({
+  name: 'crawl log line',
+  unit: 'lines (a fetch\'s event, 64 a turn)',
+  subject: 'pino into LogFile (src/core/log-file.ts)',
+  baseline: 'pino into pino.destination({ sync: false })',
+  run: async (which, ms) => timeAsync(async () => {
+    const log = logs[which];
+    for (let i = 0; i < 64; i++, logged++) log.info({ event: 'fetch', url: `http://127.0.1.${logged % 50}:8080/docs/s01/page-${logged}.html`, status: 200, code: undefined }, `200 8123 bytes in ${logged % 40} ms`);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }, 64, ms),
+  cleanup: () => {
+    void logFile.close();
+    sonic.end();
+    rmSync(logDir, { recursive: true, force: true });
   },
 });
 
