@@ -171,6 +171,8 @@ const SAVE_STATS_BATCH = 1000;
 const STATS_SAVE_INTERVAL_MS = 1000;
 /** Records read at once when a refresh or an operator's refetch walks the crawl store (recordPages). */
 const RECORD_PAGE = 5000;
+/** Links remembered as refused by their URL alone (refusedByUrl). */
+const REFUSED_BY_URL_MAX = 10_000;
 
 /** Whether the destinations have (had) the document: it was stored with content. */
 function wasFed(r: UriRecord | undefined): boolean {
@@ -254,6 +256,14 @@ export class CollectionCrawl {
    * thread on the bench site. Bounded like the screened cache.
    */
   private normalized = new BoundedMap<string, string | null>(100_000);
+  /**
+   * Links the scope refused by their URL alone (ScopeDecision.byUrlAlone:
+   * exclude_exts, the URL limits, domain and URI rules), with the refusal.
+   * The bench site's pages link 2.3 static assets each, the same ones on
+   * every page of a site, and each was parsed and judged again on every
+   * page. Forgotten when a cycle starts, since the rules may have changed.
+   */
+  private refusedByUrl = new BoundedMap<string, { code: UriSkipCode; reason: string }>(REFUSED_BY_URL_MAX);
   /**
    * MS-FSCCFG 2.2.4.5 `log`: `screened` (default none) logs every URI the
    * scope, robots.txt or the seen check turned away; `fetch` (default text)
@@ -402,6 +412,7 @@ export class CollectionCrawl {
     // 100,000, 660 MB at most for 2^24.
     this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
     this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
+    this.refusedByUrl = new BoundedMap(REFUSED_BY_URL_MAX);
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
     const exempt = compileRules(s.focused.excludeDomains, true);
@@ -1015,11 +1026,16 @@ export class CollectionCrawl {
     await this.commit(site, uri, record, next ? [next] : [], st);
   }
 
-  /** Scope check of a discovered URL; the QueuedUri when it may be queued. */
   /** The last parent URL parsed by admit(): a page's links share it (a hot path). */
   private parentCache: { href: string; url: URL; domain: string } | undefined;
 
+  /** Scope check of a discovered URL; the QueuedUri when it may be queued. */
   private admit(from: LeasedUri, target: string, viaRedirect: boolean, fromSite: string): QueuedUri | undefined {
+    const refused = this.refusedByUrl.get(target);
+    if (refused) {
+      this.skipUri(fromSite, refused.code, target, refused.reason);
+      return undefined;
+    }
     const url = new URL(target);
     if (this.parentCache?.href !== from.url) {
       const p = new URL(from.url);
@@ -1030,6 +1046,7 @@ export class CollectionCrawl {
     const hops = viaRedirect ? from.hops : otherDomain && this.rt.settings.crawlmode.resetLevel ? 0 : from.hops + 1;
     const d = this.rt.scope.decide({ url, parent, hops, viaRedirect, seed: false });
     if (!d.allowed) {
+      if (d.byUrlAlone && this.screenedMax > 0) this.refusedByUrl.set(target, { code: d.code!, reason: d.reason });
       this.skipUri(fromSite, d.code!, target, d.reason);
       return undefined;
     }

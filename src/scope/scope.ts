@@ -39,6 +39,8 @@ export interface RuleVerdict {
 
 export interface ScopeRule {
   readonly name: string;
+  /** The rule reads nothing but the URL (not the parent, hops, redirect or seed): its verdict holds for the URL wherever it is found. */
+  readonly urlOnly?: boolean;
   /** A verdict, or undefined when the rule has nothing to say about this URL. */
   decide(input: ScopeInput): RuleVerdict | undefined;
 }
@@ -54,6 +56,12 @@ export interface ScopeDecision {
   readonly code: UriSkipCode | undefined;
   /** The rule that decided; "default" when none refused. */
   readonly decidedBy: string;
+  /**
+   * Refused by a rule that, like every rule before it, reads the URL alone:
+   * the same URL is refused the same way wherever it is found, so a crawler
+   * may remember the refusal instead of asking again.
+   */
+  readonly byUrlAlone: boolean;
   readonly reason: string;
   readonly trace: readonly TraceStep[];
 }
@@ -68,13 +76,15 @@ export class Scope {
     const trace: TraceStep[] = [];
     // An allowed URL is decided by the last rule that allowed it explicitly (an include rule), else by the default.
     let allowedBy: { rule: string; reason: string } | undefined;
+    let urlAlone = true;
     for (const rule of this.rules) {
       const v = rule.decide(input);
+      urlAlone &&= rule.urlOnly === true;
       if (explain) trace.push({ rule: rule.name, verdict: v === undefined ? 'pass' : v.allowed ? 'allow' : 'deny', reason: v?.reason ?? '' });
-      if (v && !v.allowed) return { allowed: false, code: v.code, decidedBy: rule.name, reason: v.reason, trace };
+      if (v && !v.allowed) return { allowed: false, code: v.code, decidedBy: rule.name, reason: v.reason, byUrlAlone: urlAlone, trace };
       if (v?.allowed) allowedBy = { rule: rule.name, reason: v.reason };
     }
-    return { allowed: true, code: undefined, decidedBy: allowedBy?.rule ?? 'default', reason: allowedBy?.reason ?? 'no rule refused it', trace };
+    return { allowed: true, code: undefined, decidedBy: allowedBy?.rule ?? 'default', reason: allowedBy?.reason ?? 'no rule refused it', byUrlAlone: false, trace };
   }
 }
 
@@ -194,6 +204,7 @@ export function addressRule(include: StringRules | undefined, exclude: StringRul
 export function includeExcludeRule(name: string, code: UriSkipCode, subject: (u: URL) => string, include: StringRules | undefined, exclude: StringRules | undefined): ScopeRule {
   return {
     name,
+    urlOnly: true,
     decide({ url }) {
       const text = subject(url);
       if (exclude) {
@@ -259,10 +270,12 @@ export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): Sc
   return [
     {
       name: 'allowed_schemes',
+      urlOnly: true,
       decide: ({ url }) => (schemes.has(url.protocol) ? undefined : { allowed: false, code: 'ch', reason: `scheme ${url.protocol.slice(0, -1)} is not in allowed_schemes (${s.allowedSchemes.join(', ')})` }),
     },
     {
       name: 'trawl_limits',
+      urlOnly: true,
       decide: ({ url }) => {
         if (url.href.length > lim.maxUrlLength) return { allowed: false, code: 'ur', reason: `URL is ${url.href.length} characters, over max_url_length ${lim.maxUrlLength}` };
         const segs = url.pathname.split('/').filter(Boolean).length;
@@ -274,6 +287,7 @@ export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): Sc
     },
     {
       name: 'exclude_exts',
+      urlOnly: true,
       decide: ({ url }) => {
         const path = url.pathname.toLowerCase();
         const hit = exts.find((e) => path.endsWith(e));
@@ -299,6 +313,7 @@ export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): Sc
     },
     {
       name: 'max_uri_recursion',
+      urlOnly: true,
       decide: ({ url }) => {
         const reps = pathRepetitions(url.pathname);
         return reps > s.maxUriRecursion ? { allowed: false, code: 'ur', reason: `a path pattern repeats ${reps} times, over max_uri_recursion ${s.maxUriRecursion}` } : undefined;

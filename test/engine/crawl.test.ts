@@ -314,6 +314,38 @@ describe('site statistics of a broad crawl', () => {
   });
 });
 
+describe('links refused by their URL alone are remembered, others are judged again', () => {
+  it('counts every refused occurrence as before, and fetches a URL refused for depth once it is reached at a lower depth', async () => {
+    // DEPTH:1. /a (1 hop) links /z (2 hops: refused for depth). /r (1 hop)
+    // answers half a second later with a redirect to /z, and a redirect keeps
+    // its hops: allowed then. Every page links the same stylesheet, refused
+    // by exclude_exts on each page.
+    const css = '<link rel="stylesheet" href="/s.css">';
+    const site = await startFixtureSite([{ ip: '127.0.1.19', routes: {
+      '/': { kind: 'html', body: `${css}<a href="/a">a</a> <a href="/r">r</a>` },
+      '/a': { kind: 'html', body: `${css}<a href="/z">z</a>` },
+      '/r': { kind: 'html', body: '', status: 302, headers: { location: '/z' }, delayMs: 500 },
+      '/z': { kind: 'html', body: `${css}<p>z</p>` },
+      '/s.css': { kind: 'text', body: 'p {}', contentType: 'text/css' },
+    } }]);
+    try {
+      const run = await runCrawl(collectionXml(`${list('start_uris', [site.host('127.0.1.19').url('/')])}
+        <attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">1</attrib>
+        ${list('exclude_exts', ['.css'])}
+        <section name="crawlmode"><attrib name="mode" type="string">DEPTH:1</attrib></section>`));
+      const skips = run.events.filter((e) => e.type === 'skip').map((e) => `${new URL(e.url!).pathname} ${e.message}`);
+      assert.deepEqual(site.fetchedPaths('127.0.1.19'), ['/robots.txt', '/', '/a', '/r', '/z'], skips.join('\n'));
+      assert.equal(byPath(run.records, site.host('127.0.1.19').origin).get('/z')!.status, 'stored');
+      assert.equal(run.summary.uriSkips.de, 1, JSON.stringify(run.summary.uriSkips));
+      // /, /a and /z each link the stylesheet: three refusals, the last two remembered.
+      assert.equal(run.summary.uriSkips.ur, 3, JSON.stringify(run.summary.uriSkips));
+      assert.equal(run.counters.running!.histograms.URISkip.ur, 3);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('site statistics while a cycle runs', () => {
   it('saves the statistics of the sites that changed about once a second, and every site\'s when the cycle ends', async () => {
     // 8 pages 0.4 s apart: a cycle of about 3.5 s. The statistics in the

@@ -53,3 +53,34 @@ describe('variable_delay (MS-FSCCFG 2.2.4.22, the example of 3.7)', () => {
     assert.equal(plain.delayNow(undefined, 0), 2500);
   });
 });
+
+describe('scope refusals by the URL alone (ScopeDecision.byUrlAlone)', () => {
+  const rt = buildRuntime(collection(`<attrib name="exclude_exts" type="list-string"><member>.css</member></attrib>
+    <section name="exclude_uris"><attrib name="prefix" type="list-string"><member>http://a.test/private/</member></attrib></section>
+    <section name="crawlmode"><attrib name="mode" type="string">DEPTH:1</attrib><attrib name="fwdlinks" type="boolean">no</attrib></section>`).document.collections[0]!);
+  const decide = (url: string, parent: string, hops: number) => rt.scope.decide({ url: new URL(url), parent: new URL(parent), hops, viaRedirect: false, seed: false });
+
+  it('holds for refusals by scheme, extension, URL limits and URI rules, wherever the link is found', () => {
+    for (const [url, code] of [['ftp://a.test/x', 'ch'], ['http://a.test/s.css', 'ur'], ['http://a.test/private/x', 'ur'], [`http://a.test/${'x'.repeat(3000)}`, 'ur']] as const) {
+      for (const hops of [0, 5]) {
+        const d = decide(url, 'http://a.test/', hops);
+        assert.equal(d.allowed, false, url);
+        assert.equal(d.code, code, url);
+        assert.equal(d.byUrlAlone, true, `${url}: ${d.decidedBy}`);
+      }
+    }
+  });
+
+  it('does not hold for refusals that depend on where the link was found (depth, another domain)', () => {
+    const deep = decide('http://a.test/page', 'http://a.test/', 2);
+    assert.deepEqual([deep.allowed, deep.code, deep.byUrlAlone], [false, 'de', false]);
+    assert.equal(decide('http://a.test/page', 'http://a.test/', 0).allowed, true);
+    const fwd = decide('http://b.test/page', 'http://a.test/', 0);
+    assert.deepEqual([fwd.allowed, fwd.code, fwd.byUrlAlone], [false, 'do', false]);
+    assert.equal(decide('http://a.test/s.css', 'http://a.test/', 0).byUrlAlone, true);
+  });
+
+  it('is false for an allowed URL', () => {
+    assert.equal(decide('http://a.test/page', 'http://a.test/', 0).byUrlAlone, false);
+  });
+});
