@@ -27,6 +27,7 @@ import { Worker } from 'node:worker_threads';
 import { BatchedPost } from '../core/batched-post.ts';
 import { TrawlError, type ErrorCode } from '../core/errors.ts';
 import type { CrawlStore } from './crawl-store.ts';
+import { SUBSET_ANSWERS } from './storage-answers.ts';
 import type { StorageMessage, StorageReply } from './storage-thread.ts';
 
 const CRAWL_STORE_METHODS = [
@@ -111,7 +112,16 @@ class StorageThread {
     }
     let closed: Error | undefined;
     const obj: Record<string, unknown> = {};
-    for (const method of methods) obj[method] = (...args: unknown[]) => (closed ? Promise.reject(closed) : this.send({ op: 'call', handle, method, args }));
+    for (const method of methods) {
+      const subsetOf = SUBSET_ANSWERS[method];
+      obj[method] = subsetOf
+        ? async (...args: unknown[]) => {
+          if (closed) throw closed;
+          const given = subsetOf(args);
+          return ((await this.send({ op: 'call', handle, method, args })) as number[]).map((i) => given[i]);
+        }
+        : (...args: unknown[]) => (closed ? Promise.reject(closed) : this.send({ op: 'call', handle, method, args }));
+    }
     obj.close = async () => {
       if (closed) return;
       closed = new TrawlError('TRAWL_ERR_IO', 'the store is closed');

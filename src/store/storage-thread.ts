@@ -7,6 +7,12 @@
  *   {op: call, handle, method, args}        → store[method](...args)
  *   every message                           → {id, result | error}
  *
+ * `complete` and `enqueue` answer with the URIs they queued, which are some
+ * of those they were given: they travel back as positions in the given
+ * list (storage-answers.ts), and the proxy answers with the caller's own
+ * objects, as a store on the calling thread does. Cloning them back was a
+ * QueuedUri of three URLs for each new link of every page.
+ *
  * Both ways, the messages of one turn of the sender's event loop travel as
  * one array (batched-post.ts).
  */
@@ -15,6 +21,7 @@ import { parentPort } from 'node:worker_threads';
 import { BatchedPost } from '../core/batched-post.ts';
 import { isTrawlError } from '../core/errors.ts';
 import { SqliteCrawlStore } from './sqlite/sqlite-crawl-store.ts';
+import { positionsIn, SUBSET_ANSWERS } from './storage-answers.ts';
 
 export type StorageMessage =
   | { readonly id: number; readonly op: 'open'; readonly handle: number; readonly args: [path: string, opts: { commitWindowMs?: number }] }
@@ -27,6 +34,7 @@ export interface StorageReply {
 }
 
 type Target = Record<string, (...a: unknown[]) => Promise<unknown>>;
+
 const objects = new Map<number, Target>();
 
 function errorOf(err: unknown): StorageReply['error'] {
@@ -45,7 +53,8 @@ async function handle(m: StorageMessage): Promise<unknown> {
   if (typeof fn !== 'function') throw new Error(`the store has no method ${m.method}`);
   const result = await fn.apply(obj, m.args);
   if (m.method === 'close') objects.delete(m.handle);
-  return result;
+  const subsetOf = SUBSET_ANSWERS[m.method];
+  return subsetOf ? positionsIn(subsetOf(m.args), result as unknown[]) : result;
 }
 
 // Replies go back in batches too (batched-post.ts); one that cannot be cloned is answered with the reason.

@@ -62,3 +62,27 @@ test('a call whose arguments cannot be sent to the storage thread fails alone, w
     await s.close();
   }
 });
+
+test('complete and enqueue answer with the caller\'s own URI objects, the ones the store queued, in order', async () => {
+  const s = await openThreadedCrawlStore(join(dir, 'subset.db'));
+  try {
+    await s.putCollection('c', '<x/>', 1);
+    const uri = (url: string) => ({ url, site: 'http://a.test:80', depth: 0, hops: 0, redirects: 0, parent: undefined, priority: 0, sub: undefined });
+    const first = [uri('http://a.test/1'), uri('http://a.test/2')];
+    const added = await s.enqueue('c', 1, first);
+    assert.equal(added.length, 2);
+    assert.ok(added[0] === first[0] && added[1] === first[1]);
+    // Front insertion reverses internally; the answer keeps the caller's order.
+    const front = [uri('http://a.test/3'), uri('http://a.test/1'), uri('http://a.test/4')];
+    const addedFront = await s.enqueue('c', 1, front, true);
+    assert.deepEqual(addedFront.map((u) => u.url), ['http://a.test/3', 'http://a.test/4']);
+    assert.ok(addedFront[0] === front[0] && addedFront[1] === front[2]);
+    const [leased] = await s.lease('c', 'http://a.test:80', 1);
+    const discovered = [uri('http://a.test/2'), uri('http://a.test/5')];
+    const completed = await s.complete('c', 1, { leaseId: leased!.id, site: leased!.site, discovered });
+    assert.equal(completed.length, 1);
+    assert.ok(completed[0] === discovered[1]);
+  } finally {
+    await s.close();
+  }
+});
