@@ -114,6 +114,34 @@ describe('crash safety', () => {
     }
   });
 
+  it('keeps the sites\' statistics in the store at most about a second behind the committed pages at a kill -9', async () => {
+    const site = await startFixtureSite(slowSite(400));
+    try {
+      const config = writeConfig(site.host(HOSTS[0]!).url('/'));
+      const data = tempDir();
+      const run = crawlProcess(data, config);
+      const t = setTimeout(run.kill, 3000);
+      const exit = await run.done;
+      clearTimeout(t);
+      assert.notEqual(exit, 0, 'the crawl finished before the kill: make the site slower');
+      const store = new SqliteCrawlStore(join(data, 'trawl.db'));
+      try {
+        const committed = (await store.listRecords('crash')).length;
+        let processed = 0;
+        for (const { json } of await store.listSiteStats('crash', { limit: 1000 })) processed += (JSON.parse(json) as { continuous: { Processed: number } }).continuous.Processed;
+        // Saved once a second: after about 2.5 s of crawling, the last save
+        // holds well over a quarter of what was committed (none, if the
+        // statistics were saved only when a cycle stops).
+        assert.ok(committed > 50, `${committed} pages committed before the kill`);
+        assert.ok(processed >= committed / 4, `statistics: ${processed} processed, store: ${committed} records`);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await site.close();
+    }
+  });
+
   it('stops gracefully on SIGINT (Ctrl-C): in-flight URIs go back to the queue, and the next run finishes the cycle', async () => {
     const site = await startFixtureSite(slowSite(150));
     try {
