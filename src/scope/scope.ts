@@ -231,6 +231,26 @@ export interface BasicScopeOptions {
   readonly maxUrlParams: number;
 }
 
+/** The path's non-empty segments (`/a//b/` has two), counted without splitting it: the scope judges every link a page has. */
+export function segmentCount(pathname: string): number {
+  let n = 0;
+  let inSegment = false;
+  for (let i = 0; i < pathname.length; i++) {
+    const slash = pathname.charCodeAt(i) === 47;
+    if (!slash && !inSegment) n++;
+    inSegment = !slash;
+  }
+  return n;
+}
+
+/** The query's `&`-separated parameters (`?` alone or none: 0). */
+function paramCount(search: string): number {
+  if (search.length <= 1) return 0;
+  let n = 1;
+  for (let i = 1; i < search.length; i++) if (search.charCodeAt(i) === 38) n++;
+  return n;
+}
+
 /**
  * How often a path pattern recurs, for max_uri_recursion ("the maximum
  * number of times a pattern can be appended to successors of a URI"): the
@@ -278,9 +298,9 @@ export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): Sc
       urlOnly: true,
       decide: ({ url }) => {
         if (url.href.length > lim.maxUrlLength) return { allowed: false, code: 'ur', reason: `URL is ${url.href.length} characters, over max_url_length ${lim.maxUrlLength}` };
-        const segs = url.pathname.split('/').filter(Boolean).length;
+        const segs = segmentCount(url.pathname);
         if (segs > lim.maxUrlSegments) return { allowed: false, code: 'ur', reason: `path has ${segs} segments, over max_url_segments ${lim.maxUrlSegments}` };
-        const params = url.search.length > 1 ? url.search.slice(1).split('&').length : 0;
+        const params = paramCount(url.search);
         if (params > lim.maxUrlParams) return { allowed: false, code: 'ur', reason: `query has ${params} parameters, over max_url_params ${lim.maxUrlParams}` };
         return undefined;
       },
@@ -315,6 +335,8 @@ export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): Sc
       name: 'max_uri_recursion',
       urlOnly: true,
       decide: ({ url }) => {
+        // A pattern cannot recur more often than the path has segments: most paths need no closer look.
+        if (segmentCount(url.pathname) <= s.maxUriRecursion) return undefined;
         const reps = pathRepetitions(url.pathname);
         return reps > s.maxUriRecursion ? { allowed: false, code: 'ur', reason: `a path pattern repeats ${reps} times, over max_uri_recursion ${s.maxUriRecursion}` } : undefined;
       },
