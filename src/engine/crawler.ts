@@ -1463,47 +1463,49 @@ export class CollectionCrawl {
    */
   private saveChangedStats(): Promise<void> {
     if (this.statsSaving || this.statsChanged.size === 0) return this.statsSaving ?? Promise.resolve();
-    const rows: Array<{ site: string; json: string }> = [];
-    for (const site of this.statsChanged) {
-      const st = this.stats.get(site);
-      if (st) rows.push({ site, json: JSON.stringify(st) });
-    }
+    const sites = [...this.statsChanged];
     this.statsChanged.clear();
-    if (rows.length === 0) return Promise.resolve();
-    const save = async (): Promise<void> => {
-      try {
-        for (let i = 0; i < rows.length; i += SAVE_STATS_BATCH) await this.store.putSiteStatsMany(this.rt.name, rows.slice(i, i + SAVE_STATS_BATCH));
-      } catch (err) {
+    this.statsSaving = this.putStats(sites)
+      .catch((err: unknown) => {
         // Saved again at the next interval, and all of them when the cycle stops.
-        for (const r of rows) this.statsChanged.add(r.site);
+        for (const site of sites) this.statsChanged.add(site);
         this.emit({ type: 'error', message: `cannot save site statistics: ${(err as Error).message}` });
-      }
-    };
-    this.statsSaving = save().finally(() => {
-      this.statsSaving = undefined;
-    });
+      })
+      .finally(() => {
+        this.statsSaving = undefined;
+      });
     return this.statsSaving;
   }
 
-  /**
-   * Every site's statistics, SAVE_STATS_BATCH sites per transaction: one
-   * autocommit per site took 158 µs, so a crawl of a million hosts spent
-   * minutes on this at each cycle end and on each stop.
-   */
+  /** Every site's statistics, when a cycle stops or ends. */
   private async saveStats(ended: boolean): Promise<void> {
     const endedS = Math.floor(this.now() / 1000);
-    let rows: Array<{ site: string; json: string }> = [];
     for (const [site, st] of this.stats) {
       // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
       st.data.discrete.QueueLength = this.sched.peek(site)?.queued ?? 0;
       if (ended) st.data.discrete.CrawlEnded = endedS;
+    }
+    await this.putStats(this.stats.keys());
+    this.statsChanged.clear();
+  }
+
+  /**
+   * The statistics of `sites`, SAVE_STATS_BATCH sites per transaction and
+   * serialised a batch at a time: one autocommit per site took 158 µs, so a
+   * crawl of a million hosts spent minutes on this at each cycle end and on
+   * each stop.
+   */
+  private async putStats(sites: Iterable<string>): Promise<void> {
+    let rows: Array<{ site: string; json: string }> = [];
+    for (const site of sites) {
+      const st = this.stats.get(site);
+      if (!st) continue;
       rows.push({ site, json: JSON.stringify(st) });
       if (rows.length >= SAVE_STATS_BATCH) {
         await this.store.putSiteStatsMany(this.rt.name, rows);
         rows = [];
       }
     }
-    await this.store.putSiteStatsMany(this.rt.name, rows);
-    this.statsChanged.clear();
+    if (rows.length > 0) await this.store.putSiteStatsMany(this.rt.name, rows);
   }
 }

@@ -181,12 +181,15 @@ export interface DocumentOptions {
   readonly htmlMime?: readonly string[];
 }
 
+/** The MIME types read as HTML when the options name none (one list, so that mimeMatches keeps its answers). */
+const HTML_MIME: readonly string[] = ['text/html', 'application/xhtml+xml'];
+
 export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDocument {
   const u = new URL(src.record.url);
   // The directories of the path: "/news/2024/a.html" → news, 2024.
   const dirs = u.pathname.split('/').slice(1, -1).filter((d) => d !== '');
   const port = u.port || (u.protocol === 'https:' ? '443' : u.protocol === 'http:' ? '80' : '');
-  const isHtml = mimeMatches(src.mime, o.htmlMime ?? ['text/html', 'application/xhtml+xml']);
+  const isHtml = mimeMatches(src.mime, o.htmlMime ?? HTML_MIME);
   const isText = isHtml || src.mime.startsWith('text/') || /[+/](xml|json)$/.test(src.mime);
   let fields: Partial<HtmlFields> = {};
   let text: string | undefined;
