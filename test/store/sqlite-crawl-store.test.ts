@@ -52,6 +52,20 @@ test('findByChecksum uses the checksum index, not a scan of the collection', () 
   }
 });
 
+// A completion's random index pages stay in SQLite's own cache instead of being read back with a pread() each (PAGE_CACHE_KIB).
+test('the store opens with an 8 MiB page cache and the WAL settings the crawl relies on', async () => {
+  const s = new SqliteCrawlStore(join(dir, 'pragmas.db'));
+  try {
+    const db = (s as unknown as { db: DatabaseSync }).db;
+    const pragma = (name: string): unknown => db.prepare(`PRAGMA ${name}`).get()?.[name];
+    assert.equal(pragma('cache_size'), -8192);
+    assert.equal(pragma('journal_mode'), 'wal');
+    assert.equal(pragma('wal_autocheckpoint'), 10000);
+  } finally {
+    await s.close();
+  }
+});
+
 test('a lease says whether the URI has a record, from its frontier row', async () => {
   const s = new SqliteCrawlStore(join(dir, 'crawled.db'));
   try {

@@ -76,6 +76,19 @@ const SCHEMA_VERSION = 3;
  */
 const WAL_AUTOCHECKPOINT = 10_000;
 
+/**
+ * SQLite's page cache for this connection, in KiB (a negative cache_size).
+ * At SQLite's default of 2 MiB a completion read 7.7 B-tree pages back
+ * from the operating system's page cache, one pread() each, because the
+ * indexes it touches at random outgrow the cache within seconds; the
+ * storage thread spent an eighth of its CPU in those reads. On the bench
+ * crawl's replayed store calls (`npm run bench:store`, bench/README.md):
+ * 2 MiB 60–64 µs of CPU per URI, 4 MiB 57, 8 MiB 54 (2.2 reads a URI),
+ * 16 and 32 MiB 55–57 (SQLite's own lookups grow). The cache is filled
+ * only as the store grows, so a small crawl does not pay for it.
+ */
+const PAGE_CACHE_KIB = 8192;
+
 /** SQLite's result code for a database file locked by another connection. */
 const SQLITE_BUSY = 5;
 
@@ -287,7 +300,7 @@ export class SqliteCrawlStore implements CrawlStore {
     try {
       db = new DatabaseSync(path);
       db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}; PRAGMA locking_mode = EXCLUSIVE;`);
-      db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT};`);
+      db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}; PRAGMA cache_size = -${PAGE_CACHE_KIB};`);
       this.db = db;
       this.prepareSchema(path);
     } catch (err) {
