@@ -103,8 +103,10 @@ describe('readHtml reports what htmlparser2\'s Parser reports', () => {
         if (r < 0.45) html += `<${n}${random() < 0.6 ? ` ${pick(attrs)}` : ''}${random() < 0.3 ? ` ${pick(attrs)}` : ''}${random() < 0.1 ? '/' : ''}>`;
         else if (r < 0.75) html += `</${n}>`;
         else if (r < 0.9) html += pick(['text', ' a < b ', '&amp;', 'x>y', '\n']);
-        else html += pick(['<!-- c -->', '<![CDATA[d]]>', '<!--[if IE]><a href=/c>c</a><![endif]-->', '<!doctype html>']);
+        else html += pick(['<!-- c -->', '<![CDATA[d]]>', '<!--[if IE]><a href=/c>c</a><![endif]-->', '<!doctype html>', '<?pi x?>', '<!x y>']);
       }
+      // Documents cut off inside a token: the tokenizer's skip to the next `<`, `>` or quote runs off the end.
+      if (random() < 0.3) html += pick(['<!-- open comment', '<a href="/open', "<img src='/open", '<script>var s = "</scr', '<style>a{}', '<?pi', '<!x', '<title>t', 'tail text']);
       assert.deepEqual(viaReadHtml(html), viaParser(html), html);
     }
   });
