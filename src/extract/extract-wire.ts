@@ -67,31 +67,46 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
  * and feed links, and nofollow ones, stay: the crawler treats them apart.
  */
 function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: ExtractedLink[]; screened: ScreenedLinks } {
+  const keys: string[] = [];
+  for (const l of links) if (screenable(l, w.pageUrl)) keys.push(l.url);
+  // All of the page's lookups together, so that their cache misses overlap (FingerprintReader.findMany).
+  const fps = new Int32Array(keys.length * 2);
+  const found = new Int32Array(keys.length);
+  w.cache.findMany(keys, fps, found);
   const kept: ExtractedLink[] = [];
-  const fps = new Int32Array(links.length * 2);
+  // The distinct URLs left out, compacted to the front of fps.
   let n = 0;
+  let k = 0;
   let local = 0;
   let fwd = 0;
   for (const l of links) {
-    const tag = (l.kind === 'navigate' || l.kind === 'embed') && !l.nofollow && l.url !== w.pageUrl ? w.cache.get(l.url) : undefined;
-    if (tag === undefined) {
+    const slot = screenable(l, w.pageUrl) ? found[k++]! : -1;
+    if (slot < 0) {
       kept.push(l);
       continue;
     }
-    w.cache.lastFingerprint(fps, 2 * n);
+    const hi = fps[2 * k - 2]!;
+    const lo = fps[2 * k - 1]!;
     let again = false;
     for (let i = 0; i < 2 * n; i += 2) {
-      if (fps[i] === fps[2 * n] && fps[i + 1] === fps[2 * n + 1]) {
+      if (fps[i] === hi && fps[i + 1] === lo) {
         again = true;
         break;
       }
     }
     if (again) continue;
+    fps[2 * n] = hi;
+    fps[2 * n + 1] = lo;
     n++;
-    if (tag === w.ownTag) local++;
+    if (w.cache.tagAt(slot) === w.ownTag) local++;
     else fwd++;
   }
   return { kept, screened: { links: links.length - kept.length, local, fwd, fingerprints: fps.slice(0, 2 * n) } };
+}
+
+/** Whether the cache may leave the link out: navigation or an embed, not rel=nofollow, not the page itself. */
+function screenable(l: ExtractedLink, pageUrl: string): boolean {
+  return (l.kind === 'navigate' || l.kind === 'embed') && !l.nofollow && l.url !== pageUrl;
 }
 
 export function packExtraction(x: HtmlExtraction, screenWith?: ScreenWith): PackedExtraction {

@@ -136,6 +136,26 @@ describe('FingerprintCache', () => {
     assert.equal(c.listed('a', new Int32Array(0)), false);
   });
 
+  it('answers a batch of lookups (findMany) as get answers each key, fingerprints included', () => {
+    const c = new FingerprintCache(1000, { shared: true });
+    for (let i = 0; i < 1500; i++) c.refresh(`http://h${i % 7}.test/p${i}`, i % 7);
+    const reader = new FingerprintReader(c.shared()!);
+    // Held, evicted, never seen, repeated, and the empty batch.
+    const keys = ['http://h0.test/p1400', 'http://h1.test/p8', 'http://nowhere.test/', 'http://h0.test/p1400', 'http://h0.test/p1001'];
+    const fps = new Int32Array(keys.length * 2);
+    const found = new Int32Array(keys.length);
+    reader.findMany(keys, fps, found);
+    const one = new Int32Array(2);
+    keys.forEach((k, i) => {
+      const tag = reader.get(k);
+      reader.lastFingerprint(one, 0);
+      assert.deepEqual([fps[2 * i], fps[2 * i + 1]], [one[0], one[1]], k);
+      assert.equal(found[i]! >= 0 ? reader.tagAt(found[i]!) : undefined, tag, k);
+    });
+    assert.deepEqual([...found].map((slot) => slot >= 0), [true, false, false, true, true]);
+    reader.findMany([], new Int32Array(0), new Int32Array(0));
+  });
+
   it('lends its table only when made shared, and a reader checks the table\'s shape', () => {
     assert.equal(new FingerprintCache(10).shared(), undefined);
     assert.ok(new FingerprintCache(10, { shared: true }).shared()!.slots.buffer instanceof SharedArrayBuffer);
