@@ -724,8 +724,7 @@ export class CollectionCrawl {
   private async task(site: SiteState, releaseSlot: () => void): Promise<void> {
     site.busy = true;
     try {
-      const host = new URL(site.site).hostname;
-      const resolved = await this.resolver.resolve(host);
+      const resolved = await this.resolver.resolve(site.host);
       if (resolved.ok && this.rt.settings.enforceDelayPerIp) this.sched.bindGate(site, resolved.address);
       // ipmask / ip6mask domain rules depend on host and address only: judged once per site, before any request.
       const refusedByAddress = resolved.ok && this.rt.addressScope ? this.rt.addressScope(new URL(site.site), resolved.address) : undefined;

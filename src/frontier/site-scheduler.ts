@@ -90,6 +90,13 @@ export class SiteState {
     this.tally = tally;
   }
 
+  private hostname: string | undefined;
+
+  /** The site's host name, as URL.hostname gives it (parsed once: every task on the site asks). */
+  get host(): string {
+    return (this.hostname ??= new URL(this.site).hostname);
+  }
+
   /** URIs queued in the store (known from enqueue results). */
   get queued(): number {
     return this.queuedN;

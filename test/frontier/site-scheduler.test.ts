@@ -21,6 +21,13 @@ describe('site scheduler', () => {
     assert.deepEqual(s.ready(5000).sites, [a]);
   });
 
+  it('gives a site\'s host name as the URL parser does (IPv6 in brackets, lower case, no port)', () => {
+    const s = new SiteScheduler(policy());
+    assert.equal(s.addWork('http://[::1]:8080', 1).host, '[::1]');
+    assert.equal(s.addWork('https://WWW.Example.test:443', 1).host, 'www.example.test');
+    assert.equal(s.addWork('http://127.0.1.5:8080', 1).host, '127.0.1.5');
+  });
+
   it('shares the clock of sites bound to one IP address', () => {
     const s = new SiteScheduler(policy({ maxPending: 1 }));
     const a = s.addWork('http://a:80', 1);
