@@ -218,11 +218,15 @@ class EventParser implements TokenizerCallbacks {
 
   onattribend(_quote: QuoteType): void {
     if (this.tagname === NO_ELEMENT) return;
-    const value = this.valueStart < 0 ? '' : this.buf.slice(this.valueStart, this.valueEnd);
+    // The value is sliced out only when it is kept: most attributes of most elements are not read (`<p id=…>`).
     if (this.attribs) {
       const name = this.buf.slice(this.nameStart, this.nameEnd).toLowerCase();
-      if (!Object.hasOwn(this.attribs, name)) this.attribs[name] = value;
-    } else if (this.style === undefined && isStyle(this.buf, this.nameStart, this.nameEnd)) this.style = value;
+      if (!Object.hasOwn(this.attribs, name)) this.attribs[name] = this.value();
+    } else if (this.style === undefined && isStyle(this.buf, this.nameStart, this.nameEnd)) this.style = this.value();
+  }
+
+  private value(): string {
+    return this.valueStart < 0 ? '' : this.buf.slice(this.valueStart, this.valueEnd);
   }
 
   onopentagend(): void {
