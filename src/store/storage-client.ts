@@ -49,7 +49,8 @@ void everyMethodListed;
 const THREAD_URL = new URL(import.meta.url.endsWith('.ts') ? './storage-thread.ts' : './storage-thread.js', import.meta.url);
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
-type Message = StorageMessage extends infer M ? (M extends unknown ? Omit<M, 'id'> : never) : never;
+/** A message as a caller writes it; send() numbers it. */
+type Message = StorageMessage extends infer M ? (M extends unknown ? Omit<M, 'id'> & { id?: number } : never) : never;
 
 class StorageThread {
   private readonly worker: Worker;
@@ -90,14 +91,21 @@ class StorageThread {
     else p.resolve(m.result);
   }
 
-  /** Calls go to the thread in batches, one per turn of the event loop (batched-post.ts). */
+  /**
+   * Calls go to the thread in batches, one per turn of the event loop
+   * (batched-post.ts). `m` is the caller's own new object, and is sent with
+   * its id added rather than copied: a call waits for its answer across a
+   * group commit, so whatever it allocates outlives a scavenge and is
+   * copied (bench/README.md, *Allocations*).
+   */
   send(m: Message): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
-    return new Promise((resolve, reject) => {
-      const id = this.nextId++;
-      this.pending.set(id, { resolve, reject });
-      this.outbox.send({ ...m, id } as StorageMessage);
-    });
+    const id = this.nextId++;
+    const call = Promise.withResolvers<unknown>();
+    this.pending.set(id, call);
+    m.id = id;
+    this.outbox.send(m as StorageMessage);
+    return call.promise;
   }
 
   /** Opens a store on the thread and returns its proxy; the thread keeps the process alive while any is open. */

@@ -27,6 +27,28 @@ describe('LogFile (the crawl log\'s destination)', () => {
     assert.deepEqual(lines.map((l) => l.msg), Array.from({ length: 1000 }, (_, i) => `line ${i}`));
   });
 
+  it('keeps every byte of lines that cross its 64 KiB chunks, lines longer than a chunk, and multi-byte text', async () => {
+    const path = join(tmp(), 'crawl.log');
+    const file = new LogFile(path);
+    const expected: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      // Lengths that do not divide the chunk, some characters of 2, 3 and 4 bytes, and now and then a line of 100,000 characters.
+      const line = i % 500 === 7 ? `${'x'.repeat(100_000)}\n` : `${i} é ✓ 𝄞 ${'y'.repeat(i % 97)}\n`;
+      expected.push(line);
+      file.write(line);
+    }
+    await file.close();
+    assert.equal(readFileSync(path, 'utf8'), expected.join(''));
+  });
+
+  it('writes what waits at exit synchronously, across chunks', () => {
+    const path = join(tmp(), 'crawl.log');
+    const r = child(`const f = new LogFile(${JSON.stringify(path)}); for (let i = 0; i < 200; i++) f.write('z'.repeat(1000) + ' ' + i + '\\n'); process.exit(0);`);
+    assert.equal(r.status, 0, r.stderr);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    assert.deepEqual(lines.map((l) => l.slice(1001)), Array.from({ length: 200 }, (_, i) => String(i)));
+  });
+
   it('appends to a log that is already there', async () => {
     const path = join(tmp(), 'crawl.log');
     for (const word of ['first', 'second']) {
