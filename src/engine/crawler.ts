@@ -18,6 +18,7 @@ import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { BoundedMap } from '../core/bounded-map.ts';
+import { ChecksumFilter } from '../core/checksum-filter.ts';
 import { FingerprintCache, stringTag } from '../core/fingerprint-cache.ts';
 import { domainOf, normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import type { DocSkipCode, UriSkipCode } from '../core/skip-codes.ts';
@@ -229,6 +230,13 @@ export class CollectionCrawl {
   private linkFlags!: LinkFlags;
   /** Checksums of documents being looked up or stored right now, so two concurrent fetches of equal content are seen as duplicates. */
   private readonly claimed = new Map<string, Claim>();
+  /**
+   * The checksums this cycle's records hold, while the cycle runs on a
+   * collection that had no records when it began: a checksum not in it is in
+   * no record of the store, so diffcheck need not ask the store
+   * (core/checksum-filter.ts). Undefined otherwise: every lookup asks.
+   */
+  private storedChecksums: ChecksumFilter | undefined;
   /** focused.exclude_domains: domains outside the focused scheduling. */
   private focusExempt: ScopeRule | undefined;
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
@@ -442,6 +450,8 @@ export class CollectionCrawl {
       if (this.rt.settings.refreshMode === 'scratch' || this.rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.epoch);
       this.emit({ type: 'cycle', message: `starting cycle ${this.epoch} of ${name}` });
     }
+    // Records are written only through commit() while the cycle runs, so from an empty collection on, the filter knows every checksum stored.
+    this.storedChecksums = (await this.store.listRecordPage(name, { limit: 1 })).records.length === 0 ? new ChecksumFilter() : undefined;
     await this.loadSiteStats();
     await this.seed();
     for (const w of await this.store.sitesWithWork(name)) this.sched.addWork(w.site, w.queued);
@@ -1228,6 +1238,12 @@ export class CollectionCrawl {
       let original: string | undefined;
       if (other !== undefined && other.url !== uri.url) {
         original = await other.original;
+      } else if (this.storedChecksums && !this.storedChecksums.mightContain(checksum)) {
+        // No record holds this checksum: nothing to ask the store. Claimed
+        // all the same, so that an equal document arriving before this one
+        // is committed is recorded as its duplicate.
+        claim = { url: uri.url, original: Promise.resolve(uri.url) };
+        this.claimed.set(checksum, claim);
       } else {
         // Claimed before the store is asked: an equal document that arrives
         // while this one is looked up or stored waits for this answer
@@ -1389,6 +1405,8 @@ export class CollectionCrawl {
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
   private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discoveredIn: QueuedUri[], st: SiteStats, feed: FeedOp[] = []): Promise<void> {
     st.add('DBUpdates');
+    // Before the store is written and the document's claim ends: the statuses findByChecksum answers with.
+    if (record?.checksum !== undefined && (record.status === 'stored' || record.status === 'unchanged')) this.storedChecksums?.add(record.checksum);
     // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
     let discovered = this.opts.refreshOnly?.() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
     let cached = 0;

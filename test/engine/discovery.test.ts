@@ -136,6 +136,44 @@ describe('discovery', () => {
     }
   });
 
+  it('asks the store about a checksum only when a record may hold it: once in a first crawl here, every time once the collection has records', async () => {
+    const ip = '127.0.3.7';
+    const distinct = Array.from({ length: 10 }, (_, i) => `/p${i}.html`);
+    // same-b is linked only from /next.html, which only same-a links to: it is found after same-a
+    // is committed, when no claim stands for that body any more and only the filter or the store can tell.
+    const same = html('<p>one body, two addresses</p><a href="/next.html">next</a>');
+    const root = (extra: string[]) => html([...distinct, '/same-a.html', ...extra].map((p) => `<a href="${p}">x</a>`).join(' '));
+    const site = await startFixtureSite([{
+      ip,
+      routes: {
+        '/': root([]), ...Object.fromEntries(distinct.map((p) => [p, html(`<p>page ${p}</p>`)])),
+        '/same-a.html': same, '/next.html': html('<a href="/same-b.html">b</a>'), '/same-b.html': same, '/same-c.html': same,
+      },
+    }]);
+    try {
+      const h = site.host(ip);
+      const xml = collectionXml(`<attrib name="start_uris" type="list-string"><member>${h.url('/')}</member></attrib><attrib name="delay" type="real">0</attrib>`);
+      const first: Record<string, number> = {};
+      const run1 = await runCrawl(xml, { storeCalls: first });
+      const r1 = byPath(run1.records, h.origin);
+      const stored = ['/', ...distinct, '/same-a.html', '/next.html'];
+      assert.deepEqual(stored.map((p) => [p, r1.get(p)?.status]), stored.map((p) => [p, 'stored']));
+      assert.deepEqual([r1.get('/same-b.html')?.status, r1.get('/same-b.html')?.duplicateOf], ['duplicate', h.url('/same-a.html')]);
+      // From an empty collection the store is asked only about same-b, whose checksum a commit of this cycle wrote.
+      assert.equal(first.findByChecksum, 1);
+
+      // The next cycle starts with records in the store: a new address of a stored body is found there.
+      site.setRoute(ip, '/', root(['/same-c.html']));
+      const second: Record<string, number> = {};
+      const run2 = await runCrawl(xml, { dir: run1.dir, storeCalls: second });
+      const r2 = byPath(run2.records, h.origin);
+      assert.deepEqual([r2.get('/same-c.html')?.status, r2.get('/same-c.html')?.duplicateOf], ['duplicate', h.url('/same-a.html')]);
+      assert.ok((second.findByChecksum ?? 0) >= 2, `findByChecksum ${second.findByChecksum} times in the second cycle (the changed root, same-b, same-c)`);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('drops documents by exclude_headers and X-Robots-Tag, and follows links of duplicates only with extract_links_from_dupes', async () => {
     // csum_cut_off 16: the checksum covers only "<p>same body</p>", so dup2 is a
     // duplicate of dup1 although it links somewhere else.

@@ -35,7 +35,11 @@ export interface CrawlRun {
   readonly counters: { readonly running: StatsData | undefined; readonly summed: StatsData };
 }
 
-export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number } = {}): Promise<CrawlRun> {
+/**
+ * `storeCalls`: counts the crawl's calls on its crawl store by method name,
+ * into the object given (the store is the real one, seen through a Proxy).
+ */
+export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number; storeCalls?: Record<string, number> } = {}): Promise<CrawlRun> {
   const r = readConfigXml(xml, 'test.xml');
   assert.deepEqual(r.diagnostics.filter((d) => d.severity === 'error'), []);
   const config = r.document.collections[0]!;
@@ -45,8 +49,10 @@ export async function runCrawl(xml: string, opts: { dir?: string; lookup?: Looku
   const content = openContentStore(join(dir, 'content'), { ...s.storage });
   const events: CrawlEvent[] = [];
   try {
+    const calls = opts.storeCalls;
+    const seen = calls ? counting(store, calls) : store;
     const crawl = new CollectionCrawl(config, {
-      store, content, onEvent: (e) => events.push(e),
+      store: seen, content, onEvent: (e) => events.push(e),
       ...(opts.lookup ? { lookup: opts.lookup } : {}),
       ...(opts.maxPages !== undefined ? { maxPages: opts.maxPages } : {}),
       ...(opts.maxConcurrency !== undefined ? { maxConcurrency: opts.maxConcurrency } : {}),
@@ -64,4 +70,18 @@ export async function runCrawl(xml: string, opts: { dir?: string; lookup?: Looku
 
 export function byPath(records: readonly UriRecord[], origin: string): Map<string, UriRecord> {
   return new Map(records.filter((r) => r.url.startsWith(origin)).map((r) => [r.url.slice(origin.length) || '/', r]));
+}
+
+/** The store, with every method call counted in `calls` by name. */
+function counting<T extends object>(store: T, calls: Record<string, number>): T {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const v = Reflect.get(target, key, receiver) as unknown;
+      if (typeof v !== 'function' || typeof key !== 'string') return v;
+      return (...args: unknown[]) => {
+        calls[key] = (calls[key] ?? 0) + 1;
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
