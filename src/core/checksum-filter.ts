@@ -1,9 +1,9 @@
 /**
- * The content checksums a crawl has stored, as a Bloom filter: "not in it"
- * means the crawl never stored a document with that checksum, "in it" means
- * it may have. The crawler keeps one while a cycle runs on a collection
- * that had no records when the cycle began; then a checksum not in it is in
- * no record of the store either, and the duplicate check (MS-FSCCFG
+ * The content checksums a collection's records hold, as a Bloom filter:
+ * "not in it" means no record has that checksum, "in it" means one may. The
+ * crawler fills one as a cycle begins, from the records it walks to queue
+ * them again, and adds each checksum its commits write; then a checksum not
+ * in it is in no record of the store, and the duplicate check (MS-FSCCFG
  * `diffcheck`) need not ask the store. That question was a round trip to
  * the storage thread for every page, behind its group commits: with
  * `diffcheck` off the bench crawl took 2% less CPU and 5% less time
@@ -11,7 +11,7 @@
  *
  * A false positive costs the lookup the crawler made before, never a missed
  * duplicate. The size is fixed, so the memory is too: 2 MiB, which keeps the
- * false positives under 0.1% up to a million documents and lets them grow
+ * false positives under 0.1% up to a million records and lets them grow
  * slowly after (about 2% at 2 million, 46% at 5 million), when the crawl
  * asks the store more and more often, as it did without the filter.
  *

@@ -231,10 +231,11 @@ export class CollectionCrawl {
   /** Checksums of documents being looked up or stored right now, so two concurrent fetches of equal content are seen as duplicates. */
   private readonly claimed = new Map<string, Claim>();
   /**
-   * The checksums this cycle's records hold, while the cycle runs on a
-   * collection that had no records when it began: a checksum not in it is in
-   * no record of the store, so diffcheck need not ask the store
-   * (core/checksum-filter.ts). Undefined otherwise: every lookup asks.
+   * The checksums the collection's records hold: those already stored when
+   * the cycle began (seed() walks every record to queue it again, and adds
+   * them), then each one a commit writes. A checksum not in it is in no
+   * record of the store, so diffcheck need not ask the store
+   * (core/checksum-filter.ts). Undefined before the first cycle begins.
    */
   private storedChecksums: ChecksumFilter | undefined;
   /** focused.exclude_domains: domains outside the focused scheduling. */
@@ -450,8 +451,8 @@ export class CollectionCrawl {
       if (this.rt.settings.refreshMode === 'scratch' || this.rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.epoch);
       this.emit({ type: 'cycle', message: `starting cycle ${this.epoch} of ${name}` });
     }
-    // Records are written only through commit() while the cycle runs, so from an empty collection on, the filter knows every checksum stored.
-    this.storedChecksums = (await this.store.listRecordPage(name, { limit: 1 })).records.length === 0 ? new ChecksumFilter() : undefined;
+    // Filled by seed() with the checksums of the records already stored, and by commit() with each one this cycle writes.
+    this.storedChecksums = new ChecksumFilter();
     await this.loadSiteStats();
     await this.seed();
     for (const w of await this.store.sitesWithWork(name)) this.sched.addWork(w.site, w.queued);
@@ -540,9 +541,13 @@ export class CollectionCrawl {
     // prepended, they are put in front last.
     const prepend = this.rt.settings.refreshMode === 'prepend';
     if (!prepend) await this.store.enqueue(this.rt.name, this.epoch, batch, false);
+    // The same walk fills the checksum filter before any page is fetched (storedChecksums).
     for await (const records of this.recordPages(prepend)) {
       const known: QueuedUri[] = [];
-      for (const r of records) if (r.status !== 'deleted') known.push(this.requeueOf(r));
+      for (const r of records) {
+        if (r.status !== 'deleted') known.push(this.requeueOf(r));
+        if (r.checksum !== undefined && (r.status === 'stored' || r.status === 'unchanged')) this.storedChecksums?.add(r.checksum);
+      }
       await this.store.enqueue(this.rt.name, this.epoch, known, prepend);
     }
     if (prepend) await this.store.enqueue(this.rt.name, this.epoch, batch, true);
