@@ -175,6 +175,11 @@ const RECORD_PAGE = 5000;
 /** Links remembered as refused by their URL alone (refusedByUrl). */
 const REFUSED_BY_URL_MAX = 10_000;
 
+/** The records findByChecksum can answer with, and so the checksums the duplicate check's filter must hold (storedChecksums). */
+function holdsChecksum(r: UriRecord): r is UriRecord & { checksum: string } {
+  return r.checksum !== undefined && (r.status === 'stored' || r.status === 'unchanged');
+}
+
 /** Whether the destinations have (had) the document: it was stored with content. */
 function wasFed(r: UriRecord | undefined): boolean {
   return r !== undefined && r.contentRef !== undefined && (r.status === 'stored' || r.status === 'unchanged');
@@ -546,7 +551,7 @@ export class CollectionCrawl {
       const known: QueuedUri[] = [];
       for (const r of records) {
         if (r.status !== 'deleted') known.push(this.requeueOf(r));
-        if (r.checksum !== undefined && (r.status === 'stored' || r.status === 'unchanged')) this.storedChecksums?.add(r.checksum);
+        if (holdsChecksum(r)) this.storedChecksums?.add(r.checksum);
       }
       await this.store.enqueue(this.rt.name, this.epoch, known, prepend);
     }
@@ -1410,8 +1415,8 @@ export class CollectionCrawl {
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
   private async commit(site: SiteState, uri: LeasedUri, record: UriRecord | undefined, discoveredIn: QueuedUri[], st: SiteStats, feed: FeedOp[] = []): Promise<void> {
     st.add('DBUpdates');
-    // Before the store is written and the document's claim ends: the statuses findByChecksum answers with.
-    if (record?.checksum !== undefined && (record.status === 'stored' || record.status === 'unchanged')) this.storedChecksums?.add(record.checksum);
+    // Before the store is written and the document's claim ends.
+    if (record && holdsChecksum(record)) this.storedChecksums?.add(record.checksum);
     // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
     let discovered = this.opts.refreshOnly?.() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
     let cached = 0;

@@ -76,9 +76,6 @@ interface TokenizerScan {
   index: number;
 }
 
-/** One-character strings for the ASCII codes fastForwardTo is asked for (`<`, `>`, quotes, `?`, the start of `</script`). */
-const ASCII = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
-
 /**
  * htmlparser2's Tokenizer with one method replaced: `fastForwardTo`, which
  * skips to the next occurrence of a character (text up to `<`, an attribute
@@ -95,7 +92,7 @@ const ASCII = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
 class ScanningTokenizer extends Tokenizer {}
 if (typeof (Tokenizer.prototype as unknown as { fastForwardTo?: unknown }).fastForwardTo === 'function') {
   (ScanningTokenizer.prototype as unknown as { fastForwardTo(this: TokenizerScan, c: number): boolean }).fastForwardTo = function (c) {
-    const at = this.buffer.indexOf(c < 128 ? ASCII[c]! : String.fromCharCode(c), this.index + 1 - this.offset);
+    const at = this.buffer.indexOf(String.fromCharCode(c), this.index + 1 - this.offset);
     if (at >= 0) {
       this.index = at + this.offset;
       return true;
