@@ -513,7 +513,7 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
     if (b && b.protocol !== 'data:' && b.protocol !== 'javascript:') base = stripFragment(b.href);
   }
   const cache = new Map<string, string | null>();
-  const plain = allowed.has(base.slice(0, base.indexOf(':') + 1)) ? plainLinkResolver(base) : undefined;
+  const plain = allowed.has(base.slice(0, base.indexOf(':') + 1)) ? plainLinkResolver(base, allowed) : undefined;
   const resolve = (raw: string, against: string): string | undefined => {
     const s = trimAscii(raw);
     if (s === '' || s.charCodeAt(0) === 0x23 /* # */) return undefined; // same-document reference

@@ -89,3 +89,64 @@ describe('plainLinkResolver', () => {
     assert.ok(answered > total * 0.3, `answered ${answered} of ${total}`);
   });
 });
+
+describe('plainLinkResolver, absolute links', () => {
+  const HTTP = new Set(['http:', 'https:']);
+
+  it('answers absolute http(s) links in the form URL.href writes, as the URL parser does', () => {
+    const resolve = plainLinkResolver(BASES[0]!, HTTP)!;
+    const cases: Record<string, string> = {
+      'http://127.0.1.6:8080/docs/s17/page-1777.html': 'http://127.0.1.6:8080/docs/s17/page-1777.html',
+      'https://h.example/a/../b/./c#frag': 'https://h.example/b/c',
+      'http://h.example': 'http://h.example/',
+      'http://h.example#top': 'http://h.example/',
+      'http://h.example:8080': 'http://h.example:8080/',
+      'https://www.h-1.example:80/x': 'https://www.h-1.example:80/x',
+      'http://h.example//../x': 'http://h.example/x',
+      'http://0.0.0.0/': 'http://0.0.0.0/',
+      'http://255.255.255.255:65535/a/..': 'http://255.255.255.255:65535/',
+    };
+    for (const [link, want] of Object.entries(cases)) {
+      assert.equal(resolve(link), want, link);
+      assert.equal(want, parsed(link, BASES[0]!), `${link}: the expected value is the parser's`);
+    }
+  });
+
+  it('leaves to the parser the absolute links it would rewrite, and schemes not allowed', () => {
+    const resolve = plainLinkResolver(BASES[0]!, HTTP)!;
+    const declined = [
+      'HTTP://h.example/', 'http://H.example/', 'http://u:p@h.example/', 'http://[::1]/', 'http://xn--nxasmq6b.example/', 'http://a.xn--p1ai/',
+      'http://127.1/', 'http://0x7f.0.0.1/', 'http://127.000.0.1/', 'http://256.0.0.1/', 'http://1.2.3.4.5/', 'http://a.123/',
+      'http://h.example:80/', 'https://h.example:443/', 'http://h.example:/', 'http://h.example:080/', 'http://h.example:99999/',
+      'http://h.example./', 'http://a..b/', 'http:///x', 'http://h.example/a?b', 'http://h.example/%7e', 'http://h_1.example/',
+      'http://h.example\\x', 'http:h.example/x',
+    ];
+    for (const link of declined) assert.equal(resolve(link), undefined, link);
+    assert.equal(plainLinkResolver(BASES[0]!, new Set(['http:']))!('https://h.example/'), undefined, 'https not allowed');
+    assert.equal(plainLinkResolver(BASES[0]!)!('http://h.example/'), undefined, 'no absolute schemes given');
+  });
+
+  it('agrees with URL.parse on 20,000 generated absolute links', () => {
+    const r = prng(11);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const HOSTS = ['h.example', 'a.b.c', 'localhost', 'x-y', '127.0.1.5', '10.0.0.255', '1.2.3.4', 'www.example.org', 'a1.b2'];
+    const TRICKY_HOSTS = ['H.example', '127.1', '0x7f.0.0.1', '01.2.3.4', '1.2.3', 'a.1', 'xn--abc.example', 'a.xn--abc', 'a..b', 'a.', '.a', 'é.example', 'a_b', '[::1]', 'u@h', '300.1.1.1', '1.2.3.4.5', 'a%41'];
+    const PORTS = ['', ':8080', ':65535', ':1'];
+    const TRICKY_PORTS = [':80', ':443', ':0', ':', ':65536', ':08', ':x'];
+    const resolve = plainLinkResolver(BASES[1]!, HTTP)!;
+    let answered = 0;
+    const total = 20_000;
+    for (let i = 0; i < total; i++) {
+      const parts: string[] = [];
+      const n = Math.floor(r() * 4);
+      for (let k = 0; k < n; k++) parts.push(pick(r() < 0.85 ? PLAIN : TRICKY));
+      const path = n === 0 && r() < 0.5 ? '' : `/${parts.join('/')}`;
+      const link = `${r() < 0.5 ? 'http' : 'https'}://${pick(r() < 0.75 ? HOSTS : TRICKY_HOSTS)}${pick(r() < 0.85 ? PORTS : TRICKY_PORTS)}${path}`;
+      const got = resolve(link);
+      if (got === undefined) continue;
+      answered++;
+      assert.equal(got, parsed(link, BASES[1]!), JSON.stringify(link));
+    }
+    assert.ok(answered > total * 0.3, `answered ${answered} of ${total}`);
+  });
+});
