@@ -271,12 +271,31 @@ export class FingerprintCache extends FingerprintReader {
 /**
  * A 32-bit tag for a short string (a site name, say), for the tags this
  * cache holds: equal strings have equal tags; two different strings share
- * one with a chance of 1 in 2^32.
+ * one with a chance of 1 in 2^32. Never one of the 256 reserved tags.
  */
 export function stringTag(s: string): number {
   let a = 0x811c9dc5 ^ s.length;
   for (let i = 0; i < s.length; i++) a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
-  return fmix32(a);
+  return unreserved(fmix32(a));
+}
+
+/** The block of 256 tags that stringTag never returns, for marks of the cache's user's own (reservedTag). */
+const RESERVED_BLOCK = 0x7e57a500;
+
+/** A tag in the reserved block moved out of it (to the next block). Exported for its test. */
+export function unreserved(tag: number): number {
+  return (tag & ~0xff) === RESERVED_BLOCK ? tag ^ 0x100 : tag;
+}
+
+/** Reserved tag number `n` (0–255): no string's tag. */
+export function reservedTag(n: number): number {
+  if (!Number.isInteger(n) || n < 0 || n > 255) throw new RangeError(`a reserved tag number is from 0 to 255, got ${n}`);
+  return RESERVED_BLOCK | n;
+}
+
+/** The number of a reserved tag, or -1 for any other tag. */
+export function reservedNumber(tag: number): number {
+  return (tag & ~0xff) === RESERVED_BLOCK ? tag & 0xff : -1;
 }
 
 function fmix32(h: number): number {

@@ -38,4 +38,6 @@ export const DOC_SKIP_CODES = {
 } as const;
 
 export type UriSkipCode = keyof typeof URI_SKIP_CODES;
+/** The URI skip codes in a fixed order, for code numbers (the screened cache's refusal tags). */
+export const URI_SKIP_CODE_LIST = Object.keys(URI_SKIP_CODES) as UriSkipCode[];
 export type DocSkipCode = keyof typeof DOC_SKIP_CODES;

@@ -19,9 +19,9 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { BoundedMap } from '../core/bounded-map.ts';
 import { ChecksumFilter } from '../core/checksum-filter.ts';
-import { FingerprintCache, stringTag } from '../core/fingerprint-cache.ts';
+import { FingerprintCache, reservedNumber, reservedTag, stringTag } from '../core/fingerprint-cache.ts';
 import { domainOf, normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
-import type { DocSkipCode, UriSkipCode } from '../core/skip-codes.ts';
+import { URI_SKIP_CODE_LIST, type DocSkipCode, type UriSkipCode } from '../core/skip-codes.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import { writeCollectionXml } from '../config/writer.ts';
@@ -821,9 +821,25 @@ export class CollectionCrawl {
   }
 
   private skipUri(site: string, code: UriSkipCode, url: string, reason: string): void {
-    bump(this.c.uriSkips, code);
-    this.statsFor(site).count('URISkip', code);
+    this.skipUris(site, code, 1);
     if (this.logScreened) this.emit({ type: 'skip', url, code, message: reason });
+  }
+
+  /**
+   * Marks a URL the scope refused by its URL alone in the screened cache,
+   * where the extract worker finds it and counts it under its code without
+   * sending it back (extract-wire.ts): the bench site's pages each link two
+   * such assets. Not while each refusal is to be logged with its reason
+   * (log.screened).
+   */
+  private markRefused(url: string, code: UriSkipCode): void {
+    if (!this.logScreened && this.screenedMax > 0) this.screened.refresh(url, reservedTag(URI_SKIP_CODE_LIST.indexOf(code)));
+  }
+
+  /** Counts `n` URIs found on a page of `site` and not queued, for `code`. */
+  private skipUris(site: string, code: UriSkipCode, n: number): void {
+    bump(this.c.uriSkips, code, n);
+    this.statsFor(site).count('URISkip', code, n);
   }
 
   private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
@@ -1052,6 +1068,8 @@ export class CollectionCrawl {
   private admit(from: LeasedUri, target: string, viaRedirect: boolean, fromSite: string): QueuedUri | undefined {
     const refused = this.refusedByUrl.get(target);
     if (refused) {
+      // Marked again: the screened cache forgets its oldest entries sooner than refusedByUrl does.
+      this.markRefused(target, refused.code);
       this.skipUri(fromSite, refused.code, target, refused.reason);
       return undefined;
     }
@@ -1065,7 +1083,10 @@ export class CollectionCrawl {
     const hops = viaRedirect ? from.hops : otherDomain && this.rt.settings.crawlmode.resetLevel ? 0 : from.hops + 1;
     const d = this.rt.scope.decide({ url, parent, hops, viaRedirect, seed: false });
     if (!d.allowed) {
-      if (d.byUrlAlone && this.screenedMax > 0) this.refusedByUrl.set(target, { code: d.code!, reason: d.reason });
+      if (d.byUrlAlone && this.screenedMax > 0) {
+        this.refusedByUrl.set(target, { code: d.code!, reason: d.reason });
+        this.markRefused(target, d.code!);
+      }
       this.skipUri(fromSite, d.code!, target, d.reason);
       return undefined;
     }
@@ -1150,6 +1171,10 @@ export class CollectionCrawl {
           st.add('LocalFwd', known.fwd);
           bump(this.c.uriSkips, 'ic', n);
           st.count('URISkip', 'ic', n);
+          known.refused?.forEach((count, i) => {
+            const code = URI_SKIP_CODE_LIST[i];
+            if (count > 0 && code !== undefined) this.skipUris(site.site, code, count);
+          });
         }
         const seen = new Set<string>();
         for (const l of x.links) {
@@ -1166,6 +1191,12 @@ export class CollectionCrawl {
           if (known && known.fingerprints.length > 0 && this.screened.listed(target, known.fingerprints)) continue;
           if (knownSite === undefined && screenFirst && (!rawFirst || target !== l.url)) knownSite = this.screened.get(target);
           if (knownSite !== undefined) {
+            const refused = URI_SKIP_CODE_LIST[reservedNumber(knownSite)];
+            if (refused !== undefined) {
+              // Refused by its URL alone earlier in this cycle (admit; marked only while log.screened is off).
+              this.skipUris(site.site, refused, 1);
+              continue;
+            }
             st.add(knownSite === ownTag ? 'Local' : 'LocalFwd');
             bump(this.c.uriSkips, 'ic');
             st.count('URISkip', 'ic');

@@ -20,9 +20,14 @@
  * them (Local or LocalFwd by the cache's site tag) and sends their
  * fingerprints, so that the crawler can still tell when another spelling
  * of one of them normalizes to it.
+ *
+ * The cache also holds the links the crawler's scope refused by their URL
+ * alone (a stylesheet excluded by exclude_exts, linked from every page of
+ * a site), tagged with reservedTag(the skip code's number): those are left
+ * out too and counted by skip code, as the crawler would count them.
  */
 
-import type { FingerprintReader } from '../core/fingerprint-cache.ts';
+import { reservedNumber, type FingerprintReader } from '../core/fingerprint-cache.ts';
 import type { ExtractedLink, HtmlExtraction, LinkKind } from './html.ts';
 
 /** The links a page's extraction left out because the crawler's screened-URI cache held them. */
@@ -32,6 +37,8 @@ export interface ScreenedLinks {
   /** Distinct URLs left out whose cache tag is the page's own site's, and those whose tag is another site's. */
   readonly local: number;
   readonly fwd: number;
+  /** Distinct URLs left out that the crawler's scope refused by their URL alone, by reserved tag number (URI_SKIP_CODE_LIST's order); absent when none. */
+  readonly refused?: number[];
   /** The fingerprints of those URLs, two numbers each (FingerprintReader.lastFingerprint). */
   readonly fingerprints: Int32Array;
 }
@@ -79,6 +86,7 @@ function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: Extract
   let k = 0;
   let local = 0;
   let fwd = 0;
+  let refused: number[] | undefined;
   for (const l of links) {
     const slot = screenable(l, w.pageUrl) ? found[k++]! : -1;
     if (slot < 0) {
@@ -98,10 +106,16 @@ function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: Extract
     fps[2 * n] = hi;
     fps[2 * n + 1] = lo;
     n++;
-    if (w.cache.tagAt(slot) === w.ownTag) local++;
+    const tag = w.cache.tagAt(slot);
+    const code = reservedNumber(tag);
+    if (code >= 0) {
+      refused ??= [];
+      refused[code] = (refused[code] ?? 0) + 1;
+    } else if (tag === w.ownTag) local++;
     else fwd++;
   }
-  return { kept, screened: { links: links.length - kept.length, local, fwd, fingerprints: fps.slice(0, 2 * n) } };
+  const screened: ScreenedLinks = { links: links.length - kept.length, local, fwd, fingerprints: fps.slice(0, 2 * n) };
+  return { kept, screened: refused ? { ...screened, refused: Array.from(refused, (c) => c ?? 0) } : screened };
 }
 
 /** Whether the cache may leave the link out: navigation or an embed, not rel=nofollow, not the page itself. */

@@ -3,7 +3,7 @@
 // fingerprints over a million URLs shaped like a crawl's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FingerprintCache, FingerprintReader } from '../../src/core/fingerprint-cache.ts';
+import { FingerprintCache, FingerprintReader, reservedNumber, reservedTag, stringTag, unreserved } from '../../src/core/fingerprint-cache.ts';
 import { prng } from '../support/prng.ts';
 
 /** The intended behaviour, written plainly: a ring of max places; refresh leaves a hole where the key was. */
@@ -165,5 +165,25 @@ describe('FingerprintCache', () => {
   it('refuses a size it cannot hold', () => {
     assert.throws(() => new FingerprintCache(0), /from 1 to 2\^28, got 0/);
     assert.throws(() => new FingerprintCache(1.5), RangeError);
+  });
+});
+
+describe('reserved tags', () => {
+  it('numbers 256 tags that no string\'s tag can be', () => {
+    const reserved = Array.from({ length: 256 }, (_, n) => reservedTag(n));
+    assert.equal(new Set(reserved).size, 256);
+    reserved.forEach((t, n) => {
+      assert.equal(reservedNumber(t), n);
+      // A hash that lands in the block is moved out of it, to a tag that is not reserved.
+      assert.equal(reservedNumber(unreserved(t)), -1);
+      assert.notEqual(unreserved(t), t);
+    });
+    for (const t of [0, -1, 1, 0x7e57a4ff, 0x7e57a600]) {
+      assert.equal(reservedNumber(t), -1, String(t));
+      assert.equal(unreserved(t), t, 'other tags are kept');
+    }
+    for (let i = 0; i < 100_000; i++) assert.equal(reservedNumber(stringTag(`http://h${i}.example:80`)), -1);
+    assert.throws(() => reservedTag(256), /from 0 to 255, got 256/);
+    assert.throws(() => reservedTag(-1), RangeError);
   });
 });

@@ -2,7 +2,8 @@
 // and leaves the caller's page as it was (the worker gets a transferred copy).
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { FingerprintCache, stringTag } from '../../src/core/fingerprint-cache.ts';
+import { FingerprintCache, reservedTag, stringTag } from '../../src/core/fingerprint-cache.ts';
+import { URI_SKIP_CODE_LIST } from '../../src/core/skip-codes.ts';
 import { ExtractPool } from '../../src/extract/extract-pool.ts';
 import { packExtraction, unpackExtraction } from '../../src/extract/extract-wire.ts';
 import { extractHtml, type ExtractHtmlOptions } from '../../src/extract/html.ts';
@@ -87,6 +88,37 @@ describe('ExtractPool with a crawler\'s screened-URI cache lent to the worker', 
       const { links: _a, screened: _s, ...rest } = x;
       const { links: _b, ...restHere } = all;
       assert.deepEqual(rest, restHere);
+    } finally {
+      pool.unshare(id);
+    }
+  });
+
+  it('leaves out the links the crawler marked as refused by their URL alone, and counts them by skip code, once per URL', async () => {
+    const cache = new FingerprintCache(100, { shared: true });
+    const ur = URI_SKIP_CODE_LIST.indexOf('ur');
+    const ch = URI_SKIP_CODE_LIST.indexOf('ch');
+    cache.refresh('http://a.test/s.css', reservedTag(ur));
+    cache.refresh('http://a.test/i.png', reservedTag(ur));
+    cache.refresh('http://other.test/x', reservedTag(ch));
+    cache.refresh('http://a.test/dir/a.html', own);
+    const id = pool.share(cache)!;
+    try {
+      const body = Buffer.from(`<link rel="stylesheet" href="/s.css"><a href="/i.png">pic</a> <img src="/i.png">
+        <a href="http://other.test/x">x</a> <a href="a.html">a</a> <a href="new.html">new</a> <a href="/s.css" rel="nofollow">css</a>`);
+      const x = await pool.extract(body, PAGE_URL, OPTS, { id, ownTag: own });
+      // The nofollow link stays, as it would for any screened URL: the crawler counts it as nf.
+      assert.deepEqual(x.links.map((l) => [l.url, l.nofollow]), [['http://a.test/dir/new.html', false], ['http://a.test/s.css', true]]);
+      assert.equal(x.screened?.links, 5);
+      assert.equal(x.screened?.local, 1);
+      assert.equal(x.screened?.fwd, 0);
+      const want: number[] = Array.from({ length: Math.max(ur, ch) + 1 }, () => 0);
+      want[ur] = 2; // s.css and i.png, the latter linked twice
+      want[ch] = 1;
+      assert.deepEqual(x.screened?.refused, want);
+      for (const u of ['http://a.test/s.css', 'http://a.test/i.png', 'http://other.test/x']) assert.ok(cache.listed(u, x.screened.fingerprints), u);
+      // Without refused links there is no refused field.
+      const plain = await pool.extract(Buffer.from('<a href="a.html">a</a>'), PAGE_URL, OPTS, { id, ownTag: own });
+      assert.equal(plain.screened?.refused, undefined);
     } finally {
       pool.unshare(id);
     }
