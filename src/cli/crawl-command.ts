@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
-import { LogFile } from '../core/log-file.ts';
+import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
 import { TrawlError } from '../core/errors.ts';
 import { parseUrl } from '../core/url.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
@@ -128,7 +128,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       mkdirSync(join(opts.data, 'logs'), { recursive: true });
       const logFile = new LogFile(join(opts.data, 'logs', 'crawl.log'));
-      const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, logFile);
+      const log = pino({ base: undefined, timestamp: isoTimeEachMs() }, logFile);
       // Every collection is known before any runs, so send_links_to can reach one that runs later.
       for (const { config } of collections) {
         if (!(await store.getCollection(config.name))) await store.putCollection(config.name, writeConfigXml(config), Date.now());

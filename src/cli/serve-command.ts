@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { TrawlError } from '../core/errors.ts';
+import { isoTimeEachMs } from '../core/log-file.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
 import { wholeNumberOption } from './options.ts';
@@ -56,7 +57,7 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
       // modules kept in memory for nothing; bench/README.md, peak RSS).
       const [{ buildAdminServer }, { CrawlerService }] = await Promise.all([import('../admin/server.ts'), import('../service/crawler-service.ts')]);
       mkdirSync(opts.data, { recursive: true });
-      const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: pino.stdTimeFunctions.isoTime });
+      const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs() });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       const service = new CrawlerService({
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { LogFile } from '../../src/core/log-file.ts';
+import { LogFile, isoTimeEachMs } from '../../src/core/log-file.ts';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'trawl-logfile-'));
 const MODULE = new URL('../../src/core/log-file.ts', import.meta.url).pathname;
@@ -105,5 +105,30 @@ describe('LogFile (the crawl log\'s destination)', () => {
   it('names the path when the file cannot be opened', () => {
     const dir = tmp();
     assert.throws(() => new LogFile(dir), (err: Error) => err.message.includes(dir));
+  });
+});
+
+describe('isoTimeEachMs (the crawl log\'s time field)', () => {
+  it('writes what pino\'s isoTime writes, made again only when the millisecond changes', () => {
+    let now = Date.UTC(2026, 10, 26, 12, 0, 0, 5);
+    let made = 0;
+    const time = isoTimeEachMs(() => {
+      made++;
+      return now;
+    });
+    const first = time();
+    assert.equal(first, ',"time":"2026-11-26T12:00:00.005Z"');
+    assert.equal(time(), first);
+    assert.equal(made, 2, 'the clock is read for every line');
+    now += 1;
+    assert.equal(time(), ',"time":"2026-11-26T12:00:00.006Z"');
+    // The same shape as pino's own: the line parses, with the time where pino puts it.
+    const lines: string[] = [];
+    const log = pino({ base: undefined, timestamp: isoTimeEachMs() }, { write: (l: string) => void lines.push(l) });
+    log.info({ url: 'http://a.test/' }, 'fetched');
+    const line = JSON.parse(lines[0]!) as { time: string; url: string };
+    assert.ok(Math.abs(Date.parse(line.time) - Date.now()) < 5_000, line.time);
+    assert.equal(line.url, 'http://a.test/');
+    assert.equal(lines[0]!.indexOf('"time"'), lines[0]!.indexOf(',') + 1, 'time follows level, as with stdTimeFunctions.isoTime');
   });
 });
