@@ -96,7 +96,7 @@ export class FingerprintReader {
   }
 
   /** Whether the key's fingerprint is one of `pairs` (as lastFingerprint writes them, one after another). */
-  listed(key: string, pairs: Int32Array): boolean {
+  listed(key: string, pairs: ArrayLike<number>): boolean {
     this.hash(key);
     for (let i = 0; i + 1 < pairs.length; i += 2) if (pairs[i] === this.fpHi && pairs[i + 1] === this.fpLo) return true;
     return false;

@@ -40,7 +40,7 @@ export interface ScreenedLinks {
   /** Distinct URLs left out that the crawler's scope refused by their URL alone, by reserved tag number (URI_SKIP_CODE_LIST's order); absent when none. */
   readonly refused?: number[];
   /** The fingerprints of those URLs, two numbers each (FingerprintReader.lastFingerprint). */
-  readonly fingerprints: Int32Array;
+  readonly fingerprints: readonly number[];
 }
 
 /** What a request to screen a page's links needs: the cache, the page's site tag and the page's own URL. */
@@ -61,8 +61,8 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
   readonly kinds: string;
   readonly tags: string;
   readonly attrs: string;
-  /** 1 where the link is nofollow. */
-  readonly nofollow: Uint8Array;
+  /** The positions of the links that are nofollow (most pages have none: no typed array to allocate and clone per page). */
+  readonly nofollow: number[];
   readonly count: number;
   readonly screened?: ScreenedLinks;
 }
@@ -73,16 +73,31 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
  * are not rel=nofollow and are not the page itself. Redirect, canonical
  * and feed links, and nofollow ones, stay: the crawler treats them apart.
  */
+/**
+ * findMany's output arrays, kept from page to page and grown as needed:
+ * two typed arrays made for every page, and the copy of the fingerprints
+ * sliced from one, were a tenth of the extract worker's `--cpu-prof` line
+ * ticks on the bench crawl (an ArrayBuffer each, zeroed, then swept).
+ */
+let scratchFps = new Int32Array(128);
+let scratchFound = new Int32Array(64);
+
 function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: ExtractedLink[]; screened: ScreenedLinks } {
   const keys: string[] = [];
   for (const l of links) if (screenable(l, w.pageUrl)) keys.push(l.url);
+  if (scratchFound.length < keys.length) {
+    let size = scratchFound.length;
+    while (size < keys.length) size *= 2;
+    scratchFound = new Int32Array(size);
+    scratchFps = new Int32Array(size * 2);
+  }
+  const fps = scratchFps;
+  const found = scratchFound;
   // All of the page's lookups together, so that their cache misses overlap (FingerprintReader.findMany).
-  const fps = new Int32Array(keys.length * 2);
-  const found = new Int32Array(keys.length);
   w.cache.findMany(keys, fps, found);
   const kept: ExtractedLink[] = [];
-  // The distinct URLs left out, compacted to the front of fps.
-  let n = 0;
+  // The distinct URLs left out, in pairs.
+  const fingerprints: number[] = [];
   let k = 0;
   let local = 0;
   let fwd = 0;
@@ -96,16 +111,14 @@ function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: Extract
     const hi = fps[2 * k - 2]!;
     const lo = fps[2 * k - 1]!;
     let again = false;
-    for (let i = 0; i < 2 * n; i += 2) {
-      if (fps[i] === hi && fps[i + 1] === lo) {
+    for (let i = 0; i < fingerprints.length; i += 2) {
+      if (fingerprints[i] === hi && fingerprints[i + 1] === lo) {
         again = true;
         break;
       }
     }
     if (again) continue;
-    fps[2 * n] = hi;
-    fps[2 * n + 1] = lo;
-    n++;
+    fingerprints.push(hi, lo);
     const tag = w.cache.tagAt(slot);
     const code = reservedNumber(tag);
     if (code >= 0) {
@@ -114,8 +127,9 @@ function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: Extract
     } else if (tag === w.ownTag) local++;
     else fwd++;
   }
-  const screened: ScreenedLinks = { links: links.length - kept.length, local, fwd, fingerprints: fps.slice(0, 2 * n) };
-  return { kept, screened: refused ? { ...screened, refused: Array.from(refused, (c) => c ?? 0) } : screened };
+  const left = links.length - kept.length;
+  if (refused === undefined) return { kept, screened: { links: left, local, fwd, fingerprints } };
+  return { kept, screened: { links: left, local, fwd, fingerprints, refused: Array.from(refused, (c) => c ?? 0) } };
 }
 
 /** Whether the cache may leave the link out: navigation or an embed, not rel=nofollow, not the page itself. */
@@ -127,9 +141,9 @@ export function packExtraction(x: HtmlExtraction, screenWith?: ScreenWith): Pack
   const { links: all, ...rest } = x;
   const s = screenWith ? screen(all, screenWith) : undefined;
   const links = s ? s.kept : all;
-  const nofollow = new Uint8Array(links.length);
+  const nofollow: number[] = [];
   links.forEach((l, i) => {
-    if (l.nofollow) nofollow[i] = 1;
+    if (l.nofollow) nofollow.push(i);
   });
   return {
     ...rest,
@@ -150,7 +164,13 @@ export function unpackExtraction(p: PackedExtraction): PooledExtraction {
     const k = kinds.split(' ');
     const t = tags.split(' ');
     const a = attrs.split(' ');
-    for (let i = 0; i < count; i++) links.push({ url: urls[i]!, kind: k[i] as LinkKind, tag: t[i]!, attr: a[i]!, nofollow: nofollow[i] === 1 });
+    // nofollow lists positions in increasing order.
+    let next = 0;
+    for (let i = 0; i < count; i++) {
+      const nf = nofollow[next] === i;
+      if (nf) next++;
+      links.push({ url: urls[i]!, kind: k[i] as LinkKind, tag: t[i]!, attr: a[i]!, nofollow: nf });
+    }
   }
   return { ...rest, links };
 }

@@ -172,5 +172,25 @@ describe('extract wire format', () => {
     assert.deepEqual(unpackExtraction(structuredClone(packed)), x);
     const empty = extractHtml(Buffer.from('<p>x</p>'), 'http://a.test/', OPTS);
     assert.deepEqual(unpackExtraction(structuredClone(packExtraction(empty))), empty);
+    // nofollow first, last, in a row and alone.
+    const mixed = extractHtml(Buffer.from(['n1', 'f2', 'n3', 'n4', 'f5', 'n6'].map((p) => `<a href="/${p}"${p.startsWith('n') ? ' rel="nofollow"' : ''}>${p}</a>`).join('')), 'http://a.test/', OPTS);
+    assert.deepEqual(mixed.links.map((l) => l.nofollow), [true, false, true, true, false, true]);
+    assert.deepEqual(unpackExtraction(structuredClone(packExtraction(mixed))), mixed);
+  });
+
+  it('screens pages of any number of links, one after another (its lookup arrays grow and are reused)', () => {
+    const cache = new FingerprintCache(1000);
+    const own = stringTag('http://a.test:80');
+    for (let i = 0; i < 300; i += 2) cache.refresh(`http://a.test/p${i}`, own);
+    const screenWith = { cache, ownTag: own, pageUrl: 'http://a.test/' };
+    for (const n of [3, 300, 5, 150]) {
+      const x = extractHtml(Buffer.from(Array.from({ length: n }, (_, i) => `<a href="/p${i}">p</a>`).join('')), 'http://a.test/', OPTS);
+      const packed = packExtraction(x, screenWith);
+      const held = Math.ceil(n / 2);
+      assert.equal(packed.screened?.local, held, `${n} links`);
+      assert.equal(packed.count, n - held);
+      assert.deepEqual(packed.urls, x.links.filter((_, i) => i % 2 === 1).map((l) => l.url));
+      assert.equal(packed.screened?.fingerprints.length, 2 * held);
+    }
   });
 });
