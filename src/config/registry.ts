@@ -232,7 +232,7 @@ const CACHESIZE = section({
   name: 'cachesize', key: 'cachesize', meaning: 'Cache sizes of the crawler process.', spec: 'MS-FSCCFG 2.2.4.10', sections: [],
   attribs: [
     attrib({ name: 'duplicates', key: 'duplicates', type: 'integer', min: 0, meaning: 'Entries in the duplicate checksum cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'screened', key: 'screened', type: 'integer', min: 0, meaning: 'Entries in the screened URI cache (trawl keeps at most 16,777,216; 41–73 bytes each).', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'screened', key: 'screened', type: 'integer', min: 0, meaning: 'Entries in the screened URI cache: the URLs queued in this cycle, which a link is looked up in before the crawl store. Unset, trawl keeps 100,000; 0 turns it off; at most 16,777,216, 41–73 bytes each. A cycle that meets more URLs than this forgets the oldest and asks the store for them again: raise it above the number of URLs a cycle is expected to meet (bench/README.md, Tried).', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'smcomm', key: 'smcomm', type: 'integer', min: 0, meaning: 'Entries in the node scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'mucomm', key: 'mucomm', type: 'integer', min: 0, meaning: 'Entries in the multinode scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'wqcache', key: 'wqcache', type: 'integer', min: 0, meaning: 'Entries of a site crawl queue kept in memory.', spec: 'MS-FSCCFG 2.2.4.10' }),
