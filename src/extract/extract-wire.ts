@@ -68,12 +68,6 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
 }
 
 /**
- * Leaves out the links the cache holds, as the crawler would count them
- * without a second look (crawler.ts, success): navigation and embeds that
- * are not rel=nofollow and are not the page itself. Redirect, canonical
- * and feed links, and nofollow ones, stay: the crawler treats them apart.
- */
-/**
  * findMany's output arrays, kept from page to page and grown as needed:
  * two typed arrays made for every page, and the copy of the fingerprints
  * sliced from one, were a tenth of the extract worker's `--cpu-prof` line
@@ -82,6 +76,12 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
 let scratchFps = new Int32Array(128);
 let scratchFound = new Int32Array(64);
 
+/**
+ * Leaves out the links the cache holds, as the crawler would count them
+ * without a second look (crawler.ts, success): navigation and embeds that
+ * are not rel=nofollow and are not the page itself. Redirect, canonical
+ * and feed links, and nofollow ones, stay: the crawler treats them apart.
+ */
 function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: ExtractedLink[]; screened: ScreenedLinks } {
   const keys: string[] = [];
   for (const l of links) if (screenable(l, w.pageUrl)) keys.push(l.url);
