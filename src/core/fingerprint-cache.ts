@@ -203,11 +203,35 @@ export class FingerprintCache extends FingerprintReader {
     return this.isShared ? { slots: this.slots } : undefined;
   }
 
+  /** Whether the next key added makes the cache forget its oldest one (the ring has come round to a live entry). */
+  get full(): boolean {
+    return this.live[this.next] === 1;
+  }
+
+  /**
+   * A cache of `max` entries, more than this one's, that holds this one's
+   * keys with their tags, oldest first as here, in a table of its own
+   * (shared when this one's is). This one is left as it was.
+   */
+  grown(max: number): FingerprintCache {
+    if (!(max > this.max)) throw new RangeError(`a grown FingerprintCache holds more than ${this.max} entries, got ${max}`);
+    const g = new FingerprintCache(max, { shared: this.isShared });
+    // From the ring's next place round to it again: oldest to newest.
+    for (let k = 0, e = this.next; k < this.max; k++, e = e + 1 === this.max ? 0 : e + 1) {
+      if (this.live[e] !== 1) continue;
+      const slot = this.find(this.hi[e]!, this.lo[e]!);
+      g.put(this.hi[e]!, this.lo[e]!, this.slots[slot * 4 + TAG]!);
+    }
+    return g;
+  }
+
   /** Adds the key with its tag (a 32-bit integer), or moves a held key to the newest end with the new tag. */
   refresh(key: string, tag: number): void {
     this.hash(key);
-    const hi = this.fpHi;
-    const lo = this.fpLo;
+    this.put(this.fpHi, this.fpLo, tag);
+  }
+
+  private put(hi: number, lo: number, tag: number): void {
     const { slots, mask } = this;
     const slot = this.find(hi, lo);
     if (slot >= 0) {

@@ -43,6 +43,18 @@ import { buildRuntime, type Runtime } from './runtime.ts';
 
 /** The most entries the screened-URI cache keeps, whatever cachesize.screened says. */
 const SCREENED_MAX = 1 << 24;
+/**
+ * cachesize.screened unset: the screened URI cache starts at SCREENED_START
+ * entries and doubles whenever it is full, up to SCREENED_GROW_MAX (about
+ * 20 MB). A cycle that meets more URLs than the cache holds forgets URLs
+ * its pages still link, and each then costs a trip to the crawl store
+ * again: at a fixed 100,000 the bench crawl's 101,300 URLs sent 2.45 links
+ * a page back from the extract worker, at 262,144 1.09 (bench/README.md).
+ * 2^17 entries take the same table as 100,000 did (2^18 slots, half of
+ * them used when full), and 8 MiB more per doubling.
+ */
+const SCREENED_START = 1 << 17;
+const SCREENED_GROW_MAX = 1 << 19;
 
 export interface CrawlEvent {
   readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error';
@@ -93,6 +105,8 @@ export interface CrawlerOptions {
   readonly extractPool?: ExtractPool;
   /** How many sites' robots rules stay in memory (default ROBOTS_MEMO_MAX; the rest are read back from the crawl store). */
   readonly robotsMemo?: number;
+  /** Entries the screened URI cache starts with when cachesize.screened is unset (default SCREENED_START; tests make it small to see it grow). */
+  readonly screenedStart?: number;
 }
 
 /**
@@ -259,8 +273,10 @@ export class CollectionCrawl {
    * third of one in a Map of the strings, and the strings are not held
    * (core/fingerprint-cache.ts says what a collision would cost).
    */
-  private screened = new FingerprintCache(100_000);
-  private screenedMax = 100_000;
+  private screened = new FingerprintCache(SCREENED_START);
+  private screenedMax = SCREENED_START;
+  /** Whether the screened cache may grow (cachesize.screened unset): up to SCREENED_GROW_MAX. */
+  private screenedGrows = true;
   /** The screened cache's id in the extract pool, which reads it on the worker's thread, while a cycle runs. */
   private screenShare: number | undefined;
   /**
@@ -420,12 +436,13 @@ export class CollectionCrawl {
       },
     });
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
-    this.screenedMax = s.cachesize.screened ?? 100_000;
+    this.screenedGrows = s.cachesize.screened === undefined;
+    this.screenedMax = s.cachesize.screened ?? Math.max(1, this.opts.screenedStart ?? SCREENED_START);
     // The cache's arrays are sized for cachesize.screened when the cycle starts (the
     // memory is only touched as it fills): 41–73 bytes an entry, 5 MB for the default
     // 100,000, 660 MB at most for 2^24.
     this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
-    this.normalized = new BoundedMap(Math.max(this.screenedMax, 10_000));
+    this.normalized = new BoundedMap(Math.max(s.cachesize.screened ?? SCREENED_START, 10_000));
     this.refusedByUrl = new BoundedMap(REFUSED_BY_URL_MAX);
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
@@ -833,7 +850,9 @@ export class CollectionCrawl {
    * (log.screened).
    */
   private markRefused(url: string, code: UriSkipCode): void {
-    if (!this.logScreened && this.screenedMax > 0) this.screened.refresh(url, reservedTag(URI_SKIP_CODE_LIST.indexOf(code)));
+    if (this.logScreened || this.screenedMax <= 0) return;
+    this.growScreened();
+    this.screened.refresh(url, reservedTag(URI_SKIP_CODE_LIST.indexOf(code)));
   }
 
   /** Counts `n` URIs found on a page of `site` and not queued, for `code`. */
@@ -1502,7 +1521,26 @@ export class CollectionCrawl {
   /** Remembers a URL as seen in this cycle (bounded: the oldest is forgotten first). */
   private screen(url: string, site: string): void {
     if (this.screenedMax <= 0) return;
+    this.growScreened();
     this.screened.refresh(url, stringTag(site));
+  }
+
+  /**
+   * cachesize.screened unset: a full screened cache is replaced by one
+   * twice its size holding the same URLs, and lent to the extract worker
+   * in place of the old one. Pages already sent with the old one's id are
+   * parsed before the worker gives it back (the messages keep their order).
+   */
+  private growScreened(): void {
+    if (!this.screenedGrows || !this.screened.full || this.screened.max >= SCREENED_GROW_MAX) return;
+    this.screened = this.screened.grown(Math.min(this.screened.max * 2, SCREENED_GROW_MAX));
+    const old = this.screenShare;
+    if (old !== undefined) {
+      const pool = this.extractPool();
+      this.screenShare = pool.share(this.screened);
+      pool.unshare(old);
+    }
+    this.emit({ type: 'cycle', message: `screened URI cache grown to ${this.screened.max} entries (cachesize.screened is not set)` });
   }
 
   /** On stop: leased URIs that were never fetched go back to the queue. */

@@ -36,6 +36,18 @@ class Model {
     this.at.clear();
     this.next = 0;
   }
+  get full(): boolean {
+    return this.ring[this.next] !== undefined;
+  }
+  /** The live keys, oldest first, in a model of `max` places. */
+  grown(max: number): Model {
+    const g = new Model(max);
+    for (let k = 0; k < this.max; k++) {
+      const key = this.ring[(this.next + k) % this.max];
+      if (key !== undefined) g.refresh(key, this.at.get(key)!.tag);
+    }
+    return g;
+  }
 }
 
 describe('FingerprintCache', () => {
@@ -65,6 +77,36 @@ describe('FingerprintCache', () => {
       // Every key of the universe answers as the model does at the end.
       for (const k of keys) assert.equal(c.get(k), m.get(k), `max ${max} seed ${seed}: final ${k}`);
     }
+  });
+
+  it('grows into a larger cache that holds the same keys and tags and forgets them in the same order', () => {
+    for (const [max, bigger, universe, seed] of [[1, 2, 4, 11], [7, 8, 30, 12], [7, 20, 40, 13], [64, 128, 400, 14], [100, 250, 300, 15]] as const) {
+      const random = prng(seed);
+      let c = new FingerprintCache(max, { shared: seed % 2 === 0 });
+      let m = new Model(max);
+      const keys = Array.from({ length: universe }, (_, i) => `http://127.0.1.${i % 7}:8080/p/${i}.html`);
+      const step = (op: number): void => {
+        const k = keys[Math.floor(random() * universe)]!;
+        if (random() < 0.6) {
+          const tag = Math.floor(random() * 5) - 2;
+          c.refresh(k, tag);
+          m.refresh(k, tag);
+        } else assert.equal(c.get(k), m.get(k), `max ${max} → ${bigger}, seed ${seed}, op ${op}: get ${k}`);
+        assert.equal(c.full, m.full, `op ${op}: full`);
+      };
+      for (let op = 0; op < 5_000; op++) step(op);
+      const before = c;
+      const held = keys.filter((k) => before.has(k)).map((k) => [k, before.get(k)]);
+      c = c.grown(bigger);
+      m = m.grown(bigger);
+      assert.equal(c.max, bigger);
+      assert.equal(c.size, m.size);
+      for (const k of keys) assert.equal(c.get(k), m.get(k), `right after growing: ${k}`);
+      assert.deepEqual(keys.filter((k) => before.has(k)).map((k) => [k, before.get(k)]), held, 'the old cache is left as it was');
+      assert.equal(c.shared() !== undefined, seed % 2 === 0, 'shared as the old one was');
+      for (let op = 5_000; op < 10_000; op++) step(op);
+    }
+    assert.throws(() => new FingerprintCache(4).grown(4), /holds more than 4 entries, got 4/);
   });
 
   it('forgets the oldest first, and a refreshed key counts as new', () => {

@@ -346,6 +346,40 @@ describe('links refused by their URL alone are remembered, others are judged aga
   });
 });
 
+describe('the screened URI cache grows while cachesize.screened is unset', () => {
+  it('doubles a full cache, keeps screening with it, and fetches and counts as a large one does', async () => {
+    // 40 pages, each linking every other: a cache of 4 entries is full at once.
+    const routes: Record<string, { kind: 'html'; body: string }> = {};
+    const paths = Array.from({ length: 40 }, (_, i) => (i === 0 ? '/' : `/p${i}.html`));
+    for (const p of paths) routes[p] = { kind: 'html', body: `<h1>${p}</h1>${paths.map((q) => `<a href="${q}">${q}</a>`).join(' ')}` };
+    const site = await startFixtureSite([{ ip: '127.0.1.24', routes }]);
+    try {
+      const xml = (extra: string) => collectionXml(`${list('start_uris', [site.host('127.0.1.24').url('/')])}<attrib name="delay" type="real">0</attrib>${extra}`);
+      const grown = await runCrawl(xml(''), { screenedStart: 4 });
+      const served = site.requests.length;
+      const large = await runCrawl(xml(''));
+      const fixed = await runCrawl(xml('<section name="cachesize"><attrib name="screened" type="integer">4</attrib></section>'), { screenedStart: 4 });
+      const notices = grown.events.filter((e) => e.type === 'cycle' && e.message.startsWith('screened URI cache grown')).map((e) => e.message);
+      assert.deepEqual(notices, [4, 8, 16, 32, 64].map((n) => `screened URI cache grown to ${n * 2} entries (cachesize.screened is not set)`).slice(0, notices.length));
+      assert.ok(notices.length >= 3, notices.join('\n'));
+      assert.equal(large.events.filter((e) => e.message.startsWith('screened URI cache grown')).length, 0);
+      assert.equal(fixed.events.filter((e) => e.message.startsWith('screened URI cache grown')).length, 0, 'a cachesize.screened that is set is kept');
+      // Every page once, in each run; the same counts whatever the cache's size.
+      const paths1 = site.requests.slice(0, served).map((r) => r.path).filter((p) => p !== '/robots.txt').sort();
+      assert.deepEqual(paths1, [...paths].sort());
+      for (const run of [grown, large, fixed]) {
+        assert.equal(run.summary.stored, 40);
+        assertCountersAgree(run.counters);
+      }
+      assert.equal(grown.summary.uriSkips.ic, large.summary.uriSkips.ic);
+      assert.equal(fixed.summary.uriSkips.ic, large.summary.uriSkips.ic);
+      assert.equal(grown.summary.uriSkips.ic, 40 * 39 - 39, 'each page\'s 39 links to the others, less the 39 that queued a page');
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('site statistics while a cycle runs', () => {
   it('saves the statistics of the sites that changed about once a second, and every site\'s when the cycle ends', async () => {
     // 8 pages 0.4 s apart: a cycle of about 3.5 s. The statistics in the

@@ -39,7 +39,7 @@ export interface CrawlRun {
  * `storeCalls`: counts the crawl's calls on its crawl store by method name,
  * into the object given (the store is the real one, seen through a Proxy).
  */
-export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number; storeCalls?: Record<string, number> } = {}): Promise<CrawlRun> {
+export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number; screenedStart?: number; storeCalls?: Record<string, number> } = {}): Promise<CrawlRun> {
   const r = readConfigXml(xml, 'test.xml');
   assert.deepEqual(r.diagnostics.filter((d) => d.severity === 'error'), []);
   const config = r.document.collections[0]!;
@@ -57,6 +57,7 @@ export async function runCrawl(xml: string, opts: { dir?: string; lookup?: Looku
       ...(opts.maxPages !== undefined ? { maxPages: opts.maxPages } : {}),
       ...(opts.maxConcurrency !== undefined ? { maxConcurrency: opts.maxConcurrency } : {}),
       ...(opts.robotsMemo !== undefined ? { robotsMemo: opts.robotsMemo } : {}),
+      ...(opts.screenedStart !== undefined ? { screenedStart: opts.screenedStart } : {}),
     });
     const summary = await crawl.runCycle();
     const records = await store.listRecords('t');
