@@ -20,6 +20,8 @@
  * it again: h1 + i·h2 (double hashing) for the K positions.
  */
 
+import { stringTag } from './fingerprint-cache.ts';
+
 const BITS_LOG2 = 24;
 const MASK = (1 << BITS_LOG2) - 1;
 const K = 8;
@@ -73,14 +75,9 @@ export class ChecksumFilter {
       else b = (b << 4) | d;
     }
     if (!hex) {
-      a = 0x811c9dc5;
-      b = 0x9747b28c;
-      for (let i = 0; i < checksum.length; i++) {
-        const c = checksum.charCodeAt(i);
-        a = Math.imul(a ^ c, 0x01000193);
-        b = Math.imul(b ^ c, 0x5bd1e995);
-        b ^= b >>> 15;
-      }
+      // Two independent 32-bit hashes of a string that is not hex (a cold path).
+      a = stringTag(checksum);
+      b = stringTag(`${checksum}\u0000`);
     }
     this.h1 = a;
     this.h2 = b | 1;

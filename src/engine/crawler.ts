@@ -838,7 +838,7 @@ export class CollectionCrawl {
   }
 
   private skipUri(site: string, code: UriSkipCode, url: string, reason: string): void {
-    this.skipUris(site, code, 1);
+    this.skipUris(this.statsFor(site), code, 1);
     if (this.logScreened) this.emit({ type: 'skip', url, code, message: reason });
   }
 
@@ -855,10 +855,10 @@ export class CollectionCrawl {
     this.screened.refresh(url, reservedTag(URI_SKIP_CODE_LIST.indexOf(code)));
   }
 
-  /** Counts `n` URIs found on a page of `site` and not queued, for `code`. */
-  private skipUris(site: string, code: UriSkipCode, n: number): void {
+  /** Counts `n` URIs found on a page of the site whose statistics are `st` and not queued, for `code`. */
+  private skipUris(st: SiteStats, code: UriSkipCode, n: number): void {
     bump(this.c.uriSkips, code, n);
-    this.statsFor(site).count('URISkip', code, n);
+    st.count('URISkip', code, n);
   }
 
   private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
@@ -1188,11 +1188,10 @@ export class CollectionCrawl {
           const n = known.local + known.fwd;
           st.add('Local', known.local);
           st.add('LocalFwd', known.fwd);
-          bump(this.c.uriSkips, 'ic', n);
-          st.count('URISkip', 'ic', n);
+          this.skipUris(st, 'ic', n);
           known.refused?.forEach((count, i) => {
             const code = URI_SKIP_CODE_LIST[i];
-            if (count > 0 && code !== undefined) this.skipUris(site.site, code, count);
+            if (count > 0 && code !== undefined) this.skipUris(st, code, count);
           });
         }
         const seen = new Set<string>();
@@ -1213,12 +1212,11 @@ export class CollectionCrawl {
             const refused = URI_SKIP_CODE_LIST[reservedNumber(knownSite)];
             if (refused !== undefined) {
               // Refused by its URL alone earlier in this cycle (admit; marked only while log.screened is off).
-              this.skipUris(site.site, refused, 1);
+              this.skipUris(st, refused, 1);
               continue;
             }
             st.add(knownSite === ownTag ? 'Local' : 'LocalFwd');
-            bump(this.c.uriSkips, 'ic');
-            st.count('URISkip', 'ic');
+            this.skipUris(st, 'ic', 1);
             continue;
           }
           const q = this.admit(uri, target, false, site.site);
@@ -1476,16 +1474,14 @@ export class CollectionCrawl {
       discovered = fresh;
     }
     if (cached > 0) {
-      bump(this.c.uriSkips, 'ic', cached);
-      st.count('URISkip', 'ic', cached);
+      this.skipUris(st, 'ic', cached);
     }
     if (this.bloom) {
       // smfilter: links the filter has seen are checked against the store here, outside the write transaction.
       const fresh: QueuedUri[] = [];
       for (const q of discovered) {
         if (this.bloom.mightContain(q.url) && (await this.store.seen(this.rt.name, this.epoch, q.url))) {
-          bump(this.c.uriSkips, 'ic');
-          st.count('URISkip', 'ic');
+          this.skipUris(st, 'ic', 1);
           continue;
         }
         fresh.push(q);
@@ -1508,8 +1504,7 @@ export class CollectionCrawl {
     if (feed.length > 0) this.opts.onFeed?.();
     const dup = discovered.length - added.length;
     if (dup > 0) {
-      bump(this.c.uriSkips, 'ic', dup);
-      st.count('URISkip', 'ic', dup);
+      this.skipUris(st, 'ic', dup);
     }
     for (const a of added) {
       this.bloom?.add(a.url);

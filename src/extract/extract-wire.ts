@@ -83,8 +83,15 @@ let scratchFound = new Int32Array(64);
  * and feed links, and nofollow ones, stay: the crawler treats them apart.
  */
 function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: ExtractedLink[]; screened: ScreenedLinks } {
+  // The screenable links' URLs, and where each is in `links`.
   const keys: string[] = [];
-  for (const l of links) if (screenable(l, w.pageUrl)) keys.push(l.url);
+  const at: number[] = [];
+  links.forEach((l, i) => {
+    if (screenable(l, w.pageUrl)) {
+      keys.push(l.url);
+      at.push(i);
+    }
+  });
   if (scratchFound.length < keys.length) {
     let size = scratchFound.length;
     while (size < keys.length) size *= 2;
@@ -102,8 +109,9 @@ function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: Extract
   let local = 0;
   let fwd = 0;
   let refused: number[] | undefined;
-  for (const l of links) {
-    const slot = screenable(l, w.pageUrl) ? found[k++]! : -1;
+  for (let i = 0; i < links.length; i++) {
+    const l = links[i]!;
+    const slot = at[k] === i ? found[k++]! : -1;
     if (slot < 0) {
       kept.push(l);
       continue;
