@@ -91,6 +91,13 @@ interface LogStats {
   readonly topDuplicates: Array<{ url: string; n: number }>;
   readonly firstMs: number | undefined;
   readonly lastMs: number | undefined;
+  /**
+   * Pages a second through each quarter of the pages fetched (the first
+   * 25% of them, then the next, ...), timed from the run's first request:
+   * how the rate changes as a crawl goes from discovering its URLs to
+   * fetching the ones it already knows.
+   */
+  readonly quarterRates: number[];
 }
 
 interface RunResult {
@@ -229,6 +236,8 @@ function analyseLog(text: string, reachable: ReadonlyMap<string, ReadonlySet<str
   const uas = new Set<string>();
   let requests = 0, disallowed = 0, notFound = 0, serverErrors = 0, assets = 0, robots = 0, sitemaps = 0, other = 0, bytes = 0;
   let first: number | undefined, last: number | undefined;
+  /** When each page was first fetched, in log order. */
+  const pageTimesMs: number[] = [];
   for (const raw of text.split('\n')) {
     if (!raw) continue;
     let l: LogLine;
@@ -253,7 +262,10 @@ function analyseLog(text: string, reachable: ReadonlyMap<string, ReadonlySet<str
     else if (path.startsWith('/static/')) assets++;
     else if (path === '/robots.txt') robots++;
     else if (path === '/sitemap.xml') sitemaps++;
-    else if (l.method === 'GET' && l.status === 200 && reachable.get(l.host)?.has(l.uri)) pages.add(key);
+    else if (l.method === 'GET' && l.status === 200 && reachable.get(l.host)?.has(l.uri)) {
+      if (!pages.has(key)) pageTimesMs.push(l.t * 1000);
+      pages.add(key);
+    }
     else if (!path.startsWith('/private/')) other++;
   }
   let dups = 0;
@@ -269,7 +281,24 @@ function analyseLog(text: string, reachable: ReadonlyMap<string, ReadonlySet<str
     requests, byMethod, byStatus, distinctUrls: perUrl.size, duplicateFetches: dups, disallowedFetches: disallowed, pagesFetched: pages.size,
     notFound, serverErrors, assetFetches: assets, robotsFetches: robots, sitemapFetches: sitemaps, otherFetches: other, bytesSent: bytes,
     userAgents: [...uas].slice(0, 5), topDuplicates: top.slice(0, 10), firstMs: first, lastMs: last,
+    quarterRates: first === undefined ? [] : quarterRates(pageTimesMs, first),
   };
+}
+
+/** Pages a second through each quarter of `timesMs` (when each page was fetched), the first quarter timed from `startMs`. */
+function quarterRates(timesMs: readonly number[], startMs: number): number[] {
+  if (timesMs.length < 4) return [];
+  const rates: number[] = [];
+  let fromMs = startMs;
+  let from = 0;
+  for (let q = 1; q <= 4; q++) {
+    const to = Math.round((timesMs.length * q) / 4);
+    const atMs = timesMs[to - 1]!;
+    rates.push(atMs > fromMs ? ((to - from) * 1000) / (atMs - fromMs) : NaN);
+    fromMs = atMs;
+    from = to;
+  }
+  return rates;
 }
 
 // ------------------------------------------------------------------ crawlers
@@ -592,6 +621,15 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     lines.push('| trawl ÷ peer | pages/s (>1: trawl faster) | CPU ms/page (<1: trawl cheaper) | peak RSS (<1: trawl smaller) |');
     lines.push('|---|--:|--:|--:|');
     for (const p of peers) lines.push(`| ÷ ${p.crawler} | ${f2(trawl.pagesPerS / p.pagesPerS)} | ${f2(trawl.cpuMsPerPage / p.cpuMsPerPage)} | ${f2(trawl.peakRssMiB / p.peakRssMiB)} |`);
+  }
+  const ramped = runs.filter((r) => r.log.quarterRates?.length === 4);
+  if (ramped.length > 0) {
+    lines.push('');
+    lines.push('Pages a second through each quarter of the pages fetched (from the access log; the first quarter timed from the run\'s first request):');
+    lines.push('');
+    lines.push('| crawler | 1st quarter | 2nd | 3rd | 4th |');
+    lines.push('|---|--:|--:|--:|--:|');
+    for (const r of ramped) lines.push(`| ${r.crawler === 'trawl' ? `trawl ${r.version}` : r.crawler} | ${r.log.quarterRates.map((x) => f0(x)).join(' | ')} |`);
   }
   const calibrated = runs.filter((r) => r.calibrationMs !== undefined && Number.isFinite(r.calibrationMs));
   if (calibrated.length > 0) {
