@@ -280,13 +280,6 @@ export class CollectionCrawl {
   /** The screened cache's id in the extract pool, which reads it on the worker's thread, while a cycle runs. */
   private screenShare: number | undefined;
   /**
-   * Links as extracted → their normalized form (canonicalize is a pure
-   * function of the collection's rules). Most links of a site repeat on
-   * every page, and normalizing them again was 6% of the crawl's main
-   * thread on the bench site. Bounded like the screened cache.
-   */
-  private normalized = new BoundedMap<string, string | null>(100_000);
-  /**
    * Links the scope refused by their URL alone (ScopeDecision.byUrlAlone:
    * exclude_exts, the URL limits, domain and URI rules), with the refusal.
    * The bench site's pages link 2.3 static assets each, the same ones on
@@ -316,14 +309,18 @@ export class CollectionCrawl {
     return abs === undefined ? undefined : this.rt.canon.canonicalize(abs);
   }
 
-  /** normalize() of an absolute link, remembered. */
+  /**
+   * normalize() of an absolute link, made again each time. A map from links
+   * as extracted to their normal form (131,072 entries) cost more than it
+   * saved once the extract worker kept the links the crawler already knew
+   * (extract-wire.ts): the links that reach this thread are mostly new, a
+   * lookup that misses costs about what normalizing does, and the map's
+   * strings held 22–24 MiB of the bench crawl's peak. Without it the
+   * crawl peaked 22 MiB lower in the same time for the same CPU (six
+   * pairs; bench/README.md, *What changed*).
+   */
   private normalizeLink(abs: string): string | undefined {
-    // One lookup on a hit (null: remembered as not a URL); three million a crawl of the bench site.
-    const known = this.normalized.get(abs);
-    if (known !== undefined) return known ?? undefined;
-    const n = this.normalize(abs);
-    this.normalized.set(abs, n ?? null);
-    return n;
+    return this.normalize(abs);
   }
 
   private emit(e: CrawlEvent): void {
@@ -442,7 +439,6 @@ export class CollectionCrawl {
     // memory is only touched as it fills): 41–73 bytes an entry, 5 MB for the default
     // 100,000, 660 MB at most for 2^24.
     this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
-    this.normalized = new BoundedMap(Math.max(s.cachesize.screened ?? SCREENED_START, 10_000));
     this.refusedByUrl = new BoundedMap(REFUSED_BY_URL_MAX);
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
@@ -1151,12 +1147,12 @@ export class CollectionCrawl {
       const screenFirst = this.screenedMax > 0 && settings.sendLinksTo === undefined && !this.opts.refreshOnly?.();
       // Every URL in the screened cache is a normal form, and with no
       // rewrite_rules normalizing is idempotent, so a link found there as
-      // it is needs no normalizing: one lookup in a 100,000-entry map
-      // instead of two for the nine in ten links that were seen before.
-      // Those lookups were a tenth of the main thread's CPU on the bench
-      // crawl (perf record -e task-clock; bench/README.md). The extract
-      // worker makes that lookup itself when it has the cache, and those
-      // links do not come back (extract-wire.ts).
+      // it is needs no normalizing: one lookup instead of a normalization
+      // and a lookup for the nine in ten links that were seen before.
+      // Those were a tenth of the main thread's CPU on the bench crawl
+      // (perf record -e task-clock; bench/README.md). The extract worker
+      // makes that lookup itself when it has the cache, and those links do
+      // not come back (extract-wire.ts).
       const rawFirst = screenFirst && this.rt.canon.idempotent;
       const ownTag = stringTag(site.site);
       const screen = rawFirst && this.screenShare !== undefined ? { id: this.screenShare, ownTag } : undefined;
