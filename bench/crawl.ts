@@ -586,6 +586,9 @@ function expectedExit(r: RunResult): boolean {
   return r.exitCode === 0 || (r.crawler === 'wget2' && r.exitCode === 8);
 }
 
+/** A run as the report's smaller tables name it: trawl with its version, a peer by name. */
+const runName = (r: RunResult): string => (r.crawler === 'trawl' ? `trawl ${r.version}` : r.crawler);
+
 function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunResult[], params: Record<string, unknown>): string {
   const lines: string[] = [];
   lines.push(`### Crawl benchmark: ${m.hosts} hosts × ${m.pages} pages (${f0(reachableTotal)} reachable allowed pages, ${f1(m.bytes / 1048576)} MiB)`);
@@ -622,14 +625,14 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     lines.push('|---|--:|--:|--:|');
     for (const p of peers) lines.push(`| ÷ ${p.crawler} | ${f2(trawl.pagesPerS / p.pagesPerS)} | ${f2(trawl.cpuMsPerPage / p.cpuMsPerPage)} | ${f2(trawl.peakRssMiB / p.peakRssMiB)} |`);
   }
-  const ramped = runs.filter((r) => r.log.quarterRates?.length === 4);
+  const ramped = runs.filter((r) => r.log.quarterRates.length === 4);
   if (ramped.length > 0) {
     lines.push('');
     lines.push('Pages a second through each quarter of the pages fetched (from the access log; the first quarter timed from the run\'s first request):');
     lines.push('');
     lines.push('| crawler | 1st quarter | 2nd | 3rd | 4th |');
     lines.push('|---|--:|--:|--:|--:|');
-    for (const r of ramped) lines.push(`| ${r.crawler === 'trawl' ? `trawl ${r.version}` : r.crawler} | ${r.log.quarterRates.map((x) => f0(x)).join(' | ')} |`);
+    for (const r of ramped) lines.push(`| ${runName(r)} | ${r.log.quarterRates.map((x) => f0(x)).join(' | ')} |`);
   }
   const calibrated = runs.filter((r) => r.calibrationMs !== undefined && Number.isFinite(r.calibrationMs));
   if (calibrated.length > 0) {
@@ -640,7 +643,7 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     if (r.threads.length === 0 || !(r.log.pagesFetched > 0)) continue;
     const per = (s: number): string => f2((s * 1000) / r.log.pagesFetched);
     lines.push('');
-    lines.push(`CPU by thread, ${r.crawler === 'trawl' ? `trawl ${r.version}` : r.crawler} (sampled from /proc every 0.5 s; ms per page):`);
+    lines.push(`CPU by thread, ${runName(r)} (sampled from /proc every 0.5 s; ms per page):`);
     lines.push('');
     lines.push('| thread | count | user | sys | total |');
     lines.push('|---|--:|--:|--:|--:|');

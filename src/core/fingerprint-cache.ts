@@ -308,7 +308,7 @@ const RESERVED_BLOCK = 0x7e57a500;
 
 /** A tag in the reserved block moved out of it (to the next block). Exported for its test. */
 export function unreserved(tag: number): number {
-  return (tag & ~0xff) === RESERVED_BLOCK ? tag ^ 0x100 : tag;
+  return reservedNumber(tag) >= 0 ? tag ^ 0x100 : tag;
 }
 
 /** Reserved tag number `n` (0–255): no string's tag. */

@@ -309,20 +309,6 @@ export class CollectionCrawl {
     return abs === undefined ? undefined : this.rt.canon.canonicalize(abs);
   }
 
-  /**
-   * normalize() of an absolute link, made again each time. A map from links
-   * as extracted to their normal form (131,072 entries) cost more than it
-   * saved once the extract worker kept the links the crawler already knew
-   * (extract-wire.ts): the links that reach this thread are mostly new, a
-   * lookup that misses costs about what normalizing does, and the map's
-   * strings held 22–24 MiB of the bench crawl's peak. Without it the
-   * crawl peaked 22 MiB lower in the same time for the same CPU (six
-   * pairs; bench/README.md, *What changed*).
-   */
-  private normalizeLink(abs: string): string | undefined {
-    return this.normalize(abs);
-  }
-
   private emit(e: CrawlEvent): void {
     if (e.type === 'fetch' && !this.logFetch) return;
     this.opts.onEvent?.(e);
@@ -435,9 +421,9 @@ export class CollectionCrawl {
     this.bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
     this.screenedGrows = s.cachesize.screened === undefined;
     this.screenedMax = s.cachesize.screened ?? Math.max(1, this.opts.screenedStart ?? SCREENED_START);
-    // The cache's arrays are sized for cachesize.screened when the cycle starts (the
-    // memory is only touched as it fills): 41–73 bytes an entry, 5 MB for the default
-    // 100,000, 660 MB at most for 2^24.
+    // The cache's arrays are sized for cachesize.screened (or SCREENED_START) when the cycle
+    // starts (the memory is only touched as it fills): 41–73 bytes an entry, about 5 MB for
+    // SCREENED_START, 660 MB at most for 2^24.
     this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
     this.refusedByUrl = new BoundedMap(REFUSED_BY_URL_MAX);
     this.logScreened = s.log.screened === 'text';
@@ -1200,7 +1186,10 @@ export class CollectionCrawl {
             continue;
           }
           let knownSite = rawFirst ? this.screened.get(l.url) : undefined;
-          const target = knownSite !== undefined ? l.url : this.normalizeLink(l.url);
+          // Normalized each time: a map from links as extracted to their normal form cost more than it
+          // saved once the extract worker kept the links already known (those reaching this thread are
+          // mostly new), and held 22–24 MiB of the bench crawl's peak (bench/README.md, *What changed*).
+          const target = knownSite !== undefined ? l.url : this.normalize(l.url);
           if (!target || seen.has(target) || target === uri.url) continue;
           seen.add(target);
           // Another spelling of a link the worker left out (and counted), as if that one had been seen first.

@@ -119,8 +119,8 @@ function screen(links: readonly ExtractedLink[], w: ScreenWith): { kept: Extract
     const hi = fps[2 * k - 2]!;
     const lo = fps[2 * k - 1]!;
     let again = false;
-    for (let i = 0; i < fingerprints.length; i += 2) {
-      if (fingerprints[i] === hi && fingerprints[i + 1] === lo) {
+    for (let j = 0; j < fingerprints.length; j += 2) {
+      if (fingerprints[j] === hi && fingerprints[j + 1] === lo) {
         again = true;
         break;
       }
