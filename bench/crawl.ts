@@ -131,6 +131,16 @@ interface ThreadCpu {
   readonly count: number;
   readonly userS: number;
   readonly sysS: number;
+  /** Seconds runnable but waiting for a core (schedstat's run-queue time); NaN where the kernel does not keep it. */
+  readonly waitS: number;
+}
+
+/** One thread's sample: CPU ticks from its stat file, run-queue nanoseconds from its schedstat. */
+interface ThreadSample {
+  readonly name: string;
+  readonly user: number;
+  readonly sys: number;
+  readonly waitNs: number;
 }
 
 // ------------------------------------------------------------------ helpers
@@ -430,6 +440,20 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
+/**
+ * Nanoseconds a thread spent runnable on a run queue, waiting for a core:
+ * the second field of /proc/PID/task/TID/schedstat (NaN without
+ * CONFIG_SCHED_INFO). Beside the CPU it says whether a thread was short of
+ * work or of cores (bench/README.md, *Where the time goes*).
+ */
+function runQueueNs(schedstatPath: string): number {
+  try {
+    return Number(readFileSync(schedstatPath, 'utf8').split(' ')[1]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** User and system CPU clock ticks from a /proc stat file (a process's or a thread's). */
 function cpuTicks(statPath: string): { user: number; sys: number } {
   const stat = readFileSync(statPath, 'utf8');
@@ -446,7 +470,7 @@ function cpuTicks(statPath: string): { user: number; sys: number } {
  * libuv-worker for the file system pool), so the report can say which part
  * of a crawler the CPU went to without a profiler and its overhead.
  */
-function readThreads(timePid: number, into: Map<number, { name: string; user: number; sys: number }>): void {
+function readThreads(timePid: number, into: Map<number, ThreadSample>): void {
   let pid: number;
   try {
     pid = Number(readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(/\s+/)[0]);
@@ -463,7 +487,7 @@ function readThreads(timePid: number, into: Map<number, { name: string; user: nu
   for (const tid of tids) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      into.set(Number(tid), { name, ...cpuTicks(`/proc/${pid}/task/${tid}/stat`) });
+      into.set(Number(tid), { name, ...cpuTicks(`/proc/${pid}/task/${tid}/stat`), waitNs: runQueueNs(`/proc/${pid}/task/${tid}/schedstat`) });
     } catch {
       // the thread ended between readdir and read: its last sample stands
     }
@@ -471,16 +495,16 @@ function readThreads(timePid: number, into: Map<number, { name: string; user: nu
 }
 
 /** Threads of one name added up, most CPU first; worker threads keep their thread ids apart (storage, extract, …). */
-function threadTable(samples: ReadonlyMap<number, { name: string; user: number; sys: number }>): ThreadCpu[] {
+function threadTable(samples: ReadonlyMap<number, ThreadSample>): ThreadCpu[] {
   const hz = ticksPerSecond();
-  const by = new Map<string, { count: number; user: number; sys: number }>();
+  const by = new Map<string, { count: number; user: number; sys: number; waitNs: number }>();
   const workers = [...samples].filter(([, t]) => t.name === 'WorkerThread').map(([tid]) => tid).sort((a, b) => a - b);
   for (const [tid, t] of samples) {
     const name = t.name === 'WorkerThread' ? `WorkerThread #${workers.indexOf(tid) + 1}` : t.name;
-    const b = by.get(name) ?? { count: 0, user: 0, sys: 0 };
-    by.set(name, { count: b.count + 1, user: b.user + t.user, sys: b.sys + t.sys });
+    const b = by.get(name) ?? { count: 0, user: 0, sys: 0, waitNs: 0 };
+    by.set(name, { count: b.count + 1, user: b.user + t.user, sys: b.sys + t.sys, waitNs: b.waitNs + t.waitNs });
   }
-  return [...by].map(([name, b]) => ({ name, count: b.count, userS: b.user / hz, sysS: b.sys / hz }))
+  return [...by].map(([name, b]) => ({ name, count: b.count, userS: b.user / hz, sysS: b.sys / hz, waitS: b.waitNs / 1e9 }))
     .sort((a, b) => b.userS + b.sysS - (a.userS + a.sysS));
 }
 
@@ -524,7 +548,7 @@ async function runOne(name: CrawlerName, label: string, p: Plan, o: { data: stri
   });
   let timedOut = false;
   let stopAt = 0;
-  const threadSamples = new Map<number, { name: string; user: number; sys: number }>();
+  const threadSamples = new Map<number, ThreadSample>();
   const sampler = setInterval(() => readThreads(child.pid!, threadSamples), 500);
   const timers: NodeJS.Timeout[] = [sampler];
   timers.push(setTimeout(() => {
@@ -643,11 +667,15 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
     if (r.threads.length === 0 || !(r.log.pagesFetched > 0)) continue;
     const per = (s: number): string => f2((s * 1000) / r.log.pagesFetched);
     lines.push('');
-    lines.push(`CPU by thread, ${runName(r)} (sampled from /proc every 0.5 s; ms per page):`);
+    lines.push(`CPU by thread, ${runName(r)} (sampled from /proc every 0.5 s; ms per page; *waiting*: runnable but without a core, and its share of the wall time):`);
     lines.push('');
-    lines.push('| thread | count | user | sys | total |');
-    lines.push('|---|--:|--:|--:|--:|');
-    for (const t of r.threads) if (t.userS + t.sysS >= 0.05) lines.push(`| ${t.name} | ${t.count} | ${per(t.userS)} | ${per(t.sysS)} | ${per(t.userS + t.sysS)} |`);
+    lines.push('| thread | count | user | sys | total | waiting | waiting, % of wall |');
+    lines.push('|---|--:|--:|--:|--:|--:|--:|');
+    for (const t of r.threads) {
+      if (t.userS + t.sysS < 0.05) continue;
+      const wait = Number.isFinite(t.waitS) ? [per(t.waitS), `${f0((100 * t.waitS) / t.count / r.wallS)}%`] : ['–', '–'];
+      lines.push(`| ${t.name} | ${t.count} | ${per(t.userS)} | ${per(t.sysS)} | ${per(t.userS + t.sysS)} | ${wait[0]} | ${wait[1]} |`);
+    }
   }
   return lines.join('\n');
 }
