@@ -487,7 +487,10 @@ function readThreads(timePid: number, into: Map<number, ThreadSample>): void {
   for (const tid of tids) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      into.set(Number(tid), { name, ...cpuTicks(`/proc/${pid}/task/${tid}/stat`), waitNs: runQueueNs(`/proc/${pid}/task/${tid}/schedstat`) });
+      const cpu = cpuTicks(`/proc/${pid}/task/${tid}/stat`);
+      // A thread that ends between the two reads keeps its last run-queue figure.
+      const waitNs = runQueueNs(`/proc/${pid}/task/${tid}/schedstat`);
+      into.set(Number(tid), { name, ...cpu, waitNs: Number.isNaN(waitNs) ? (into.get(Number(tid))?.waitNs ?? waitNs) : waitNs });
     } catch {
       // the thread ended between readdir and read: its last sample stands
     }
