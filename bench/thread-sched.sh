@@ -36,7 +36,7 @@ wait "$pid" || rc=$?
 end=$(date +%s%N)
 
 {
-  printf 'wall %.1f s (exit status %d)\n' "$(echo "($end - $start) / 1000000000" | bc -l)" "$rc"
+  awk -v ns="$((end - start))" -v rc="$rc" 'BEGIN { printf "wall %.1f s (exit status %d)\n", ns / 1e9, rc }'
   for tid in "${!stat[@]}"; do
     echo "${name[$tid]// /_} ${stat[$tid]}"
   done | awk '
