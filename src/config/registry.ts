@@ -477,6 +477,7 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_url_segments', key: 'maxUrlSegments', type: 'integer', default: 16, min: 1, meaning: 'URLs whose path has more segments are skipped.', spec: X }),
     attrib({ name: 'max_url_params', key: 'maxUrlParams', type: 'integer', default: 32, min: 0, meaning: 'URLs with more query parameters are skipped.', spec: X }),
     attrib({ name: 'max_links_per_page', key: 'maxLinksPerPage', type: 'integer', default: 1000, min: 0, meaning: 'Links extracted from one page at most.', spec: X }),
+    attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
     attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
     attrib({ name: 'connect_timeout', key: 'connectTimeoutS', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
     attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle stops after this long.', spec: X }),

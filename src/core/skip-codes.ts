@@ -35,6 +35,8 @@ export const DOC_SKIP_CODES = {
   eh: 'Empty HTTP header',
   rs: 'RSS no index: a feed document that is not indexed itself',
   ot: 'Other error',
+  // Not in MS-FSCADM: the set-aside rule of DESIGN.md's safety defaults.
+  cr: 'Crashed twice: in flight when the crawler died twice in a row; set aside and not fetched again in this cycle',
 } as const;
 
 export type UriSkipCode = keyof typeof URI_SKIP_CODES;

@@ -26,17 +26,17 @@ import type { CollectionConfig } from '../config/model.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import { writeCollectionXml } from '../config/writer.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy, type LookupFn } from '../fetch/egress.ts';
-import { HttpFetcher, type FetchOutcome, type ResponseOutcome } from '../fetch/http-fetcher.ts';
+import { HttpFetcher, type FetchLimits, type FetchOutcome, type ResponseOutcome } from '../fetch/http-fetcher.ts';
 import { detectMime, mimeMatches } from '../fetch/mime.ts';
 import { sharedExtractPool, type ExtractPool } from '../extract/extract-pool.ts';
 import { parseRobotsDirectives, type LinkFlags } from '../extract/html.ts';
-import { looksLikeFeed, parseFeed } from '../extract/feed.ts';
+import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES, looksLikeFeed, parseFeed } from '../extract/feed.ts';
 import { inSitemapScope, parseSitemap } from '../extract/sitemap.ts';
 import { compileRules, includeExcludeRule, type ScopeRule } from '../scope/scope.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
-import { focusHopsOf, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type FeedOp, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
+import { focusHopsOf, isSuspect, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type FeedOp, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { emptyStats, mergeDiscrete, SiteStats, type StatsData } from '../stats/site-stats.ts';
 import { RobotsManager, type KnownRobots } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
@@ -188,6 +188,8 @@ const STATS_SAVE_INTERVAL_MS = 1000;
 const RECORD_PAGE = 5000;
 /** Links remembered as refused by their URL alone (refusedByUrl). */
 const REFUSED_BY_URL_MAX = 10_000;
+/** How long a site whose next URI is a suspect waits while another suspect is fetched. */
+const SUSPECT_WAIT_MS = 100;
 
 /** The records findByChecksum can answer with, and so the checksums the duplicate check's filter must hold (storedChecksums). */
 function holdsChecksum(r: UriRecord): r is UriRecord & { checksum: string } {
@@ -243,6 +245,8 @@ export class CollectionCrawl {
   private totals = new SiteStats();
   private readonly c: Counters = { requests: 0, stored: 0, unchanged: 0, duplicates: 0, errors: 0, deleted: 0, retries: 0, robotsRequests: 0, bytesIn: 0, uriSkips: {}, docSkips: {}, httpStatus: {} };
   private inFlight = 0;
+  /** A suspect URI is being fetched (fetchOne): suspects go one at a time. */
+  private suspectUnderWay = false;
   private started = 0;
   private wakeUp: (() => void) | undefined;
   private readonly abort = new AbortController();
@@ -442,11 +446,13 @@ export class CollectionCrawl {
     const row = (await this.store.getCollection(name))!;
     const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
     let resumed = false;
+    let crashed: LeasedUri[] = [];
     if (unfinished) {
       this.epoch = row.epoch;
-      const recovered = await this.store.recoverLeases(name);
+      const { recovered, crashedTwice } = await this.store.recoverLeases(name);
       resumed = true;
       this.emit({ type: 'cycle', message: `resuming cycle ${this.epoch} of ${name}; ${recovered} URIs that were in flight go back to the queue` });
+      crashed = crashedTwice;
     } else {
       this.epoch = row.epoch + 1;
       await this.store.updateCollection(name, { epoch: this.epoch, cycleStartedMs: this.now() });
@@ -458,9 +464,26 @@ export class CollectionCrawl {
     // Filled by seed() with the checksums of the records already stored, and by commit() with each one this cycle writes.
     this.storedChecksums = new ChecksumFilter();
     await this.loadSiteStats();
+    for (const uri of crashed) await this.setAside(uri);
     await this.seed();
     for (const w of await this.store.sitesWithWork(name)) this.sched.addWork(w.site, w.queued);
     return resumed;
+  }
+
+  /**
+   * A URI that was being fetched, alone, when the process died, after it was
+   * in flight at the crash before too (CRASH_STRIKE): it is recorded as
+   * skipped with `cr` and not fetched again in this cycle, so that one
+   * poisoned page cannot crash-loop a daemon. The next cycle tries it again.
+   */
+  private async setAside(uri: LeasedUri): Promise<void> {
+    const previous = await this.store.getRecord(this.rt.name, uri.url);
+    const record: UriRecord = { ...this.baseRecord(uri, previous), status: 'skipped', skipCode: 'cr' };
+    const st = this.statsFor(uri.site);
+    bump(this.c.docSkips, 'cr');
+    st.count('DocSkip', 'cr');
+    await this.store.complete(this.rt.name, this.epoch, { leaseId: uri.id, site: uri.site, record, discovered: [] });
+    this.emit({ type: 'error', url: uri.url, code: 'cr', message: `set aside: ${uri.url} was being fetched when the crawler stopped unexpectedly, twice in a row; it is not fetched again in this cycle` });
   }
 
   private async loadSiteStats(): Promise<void> {
@@ -845,7 +868,32 @@ export class CollectionCrawl {
     st.count('URISkip', code, n);
   }
 
+  /**
+   * A suspect (a URI in flight when the process last died: isSuspect) is
+   * fetched alone: while one is under way, another waits with its site. It
+   * is armed in the store before its request, and disarmed by its
+   * completion, so that if the process dies again the store names this URI
+   * and no other (CRASH_STRIKE in crawl-store.ts).
+   */
   private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
+    if (!isSuspect(uri.flags)) return this.fetchLeased(site, uri, robots, releaseSlot);
+    if (this.suspectUnderWay) {
+      site.notBeforeMs = this.now() + SUSPECT_WAIT_MS;
+      site.putBack(uri);
+      return;
+    }
+    this.suspectUnderWay = true;
+    try {
+      await this.store.armSuspect(this.rt.name, uri.id);
+      this.emit({ type: 'fetch', url: uri.url, message: 'fetched alone: it was in flight when the crawler stopped unexpectedly' });
+      await this.fetchLeased(site, uri, robots, releaseSlot);
+    } finally {
+      this.suspectUnderWay = false;
+      this.notify();
+    }
+  }
+
+  private async fetchLeased(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
     const url = new URL(uri.url);
     const settings = this.rt.settingsFor(uri.sub);
     const st = this.statsFor(site.site);
@@ -913,13 +961,7 @@ export class CollectionCrawl {
         ...(settings.ifModifiedSince && previous?.etag ? { ifNoneMatch: previous.etag } : {}),
         ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
         ...(postBody !== undefined ? { postBody } : {}),
-        limits: {
-          fetchTimeoutMs: settings.fetchTimeoutS * 1000,
-          connectTimeoutMs: settings.trawlLimits.connectTimeoutS * 1000,
-          cutOffBytes: settings.cutOffBytes,
-          truncate: settings.truncate,
-          maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
-        },
+        limits: this.limitsFor(uri, settings),
         signal: this.abort.signal,
         onSent: () => this.sched.sent(site, this.now()),
       });
@@ -950,6 +992,27 @@ export class CollectionCrawl {
     } finally {
       site.committing--;
     }
+  }
+
+  /**
+   * The bounds of one fetch. Every body is bounded by max_document_bytes;
+   * a sitemap (or a channel queued as one) also stops at its own reader's
+   * limit as it streams in, so that a 1 GB sitemap is abandoned at
+   * trawl_sitemaps max_bytes instead of being downloaded and then refused.
+   */
+  private limitsFor(uri: LeasedUri, settings: CollectionSettings): FetchLimits {
+    const maxDocumentBytes = settings.trawlLimits.maxDocumentBytes;
+    const own = uri.flags! & URI_FLAGS.SITEMAP ? this.rt.settings.sitemaps.maxBytes : uri.flags! & URI_FLAGS.FEED ? FEED_MAX_BYTES : undefined;
+    return {
+      fetchTimeoutMs: settings.fetchTimeoutS * 1000,
+      connectTimeoutMs: settings.trawlLimits.connectTimeoutS * 1000,
+      // A reader's limit refuses a larger document rather than reading a prefix of it.
+      cutOffBytes: own !== undefined ? Math.min(own, maxDocumentBytes) : settings.cutOffBytes,
+      truncate: own !== undefined ? false : settings.truncate,
+      ...(uri.flags! & URI_FLAGS.SITEMAP ? { cutOffName: 'trawl_sitemaps max_bytes' } : own !== undefined ? { cutOffName: 'the channel size limit' } : {}),
+      maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
+      maxDocumentBytes,
+    };
   }
 
   private postPayloadFor(url: string): string | undefined {

@@ -86,7 +86,8 @@ export interface FeedParseOptions {
   maxBytes?: number;
 }
 
-const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+/** The largest channel read when the caller names no limit (the crawler fetches channels under it too). */
+export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 /** Element nesting read at most; inline XHTML content is the deepest part of a feed. */
 const MAX_DEPTH = 256;
 /** Characters kept of one captured field. */

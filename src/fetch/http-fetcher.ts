@@ -7,6 +7,7 @@
  *           ─► undici (connect timeout; fetch_timeout over the whole document)
  *           ─► body: raw bytes counted ─► decompress (gzip/deflate/br, capped)
  *                                      ─► cut_off: truncate or fail ("tl")
+ *                                      ─► max_document_bytes: always fail ("tl")
  *           ─► FetchOutcome: response | failure (skip code + http_errors key)
  *
  * Redirects are not followed here: the engine queues the target as a new
@@ -27,10 +28,19 @@ export interface FetchLimits {
   readonly connectTimeoutMs: number;
   /** cut_off: largest (decompressed) document; undefined = no limit. */
   readonly cutOffBytes: number | undefined;
+  /** What the cut-off is called in messages: "cut_off" unless a reader's own limit stands in for it. */
+  readonly cutOffName?: string;
   /** truncate: keep the first cut_off bytes instead of failing. */
   readonly truncate: boolean;
   /** trawl_limits.max_decompressed_bytes: a larger decompressed body is refused ("tl"). */
   readonly maxDecompressedBytes: number;
+  /**
+   * trawl_limits.max_document_bytes: the most body bytes held for one
+   * response, on the wire or decoded, whatever cut_off says; a larger body
+   * is abandoned as it streams in ("tl"). Absent: DEFAULT_MAX_DOCUMENT_BYTES,
+   * so that no caller can read an unbounded body into memory.
+   */
+  readonly maxDocumentBytes?: number;
   /** Bytes of an error or redirect body that are read before the connection is dropped. */
   readonly maxErrorBodyBytes?: number;
 }
@@ -112,6 +122,30 @@ export interface FailureOutcome {
 }
 
 export type FetchOutcome = ResponseOutcome | FailureOutcome;
+
+/** The bound on every body when the caller names none (trawl_limits.max_document_bytes' default). */
+export const DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
+
+/**
+ * The bytes every body in flight in this process holds together, at most
+ * (bodies held whole until their response ends). Each body is bounded by
+ * its own max_document_bytes; this bounds their sum, whatever many servers
+ * send at once. Over it, the body holding the most is abandoned ("tl"):
+ * the small pages beside a hostile one go on.
+ */
+export const BODY_MEMORY_BUDGET_BYTES = 256 * 1024 * 1024;
+let bodyBudgetBytes = BODY_MEMORY_BUDGET_BYTES;
+
+/** Sets the process-wide body budget (tests, embedders); returns the one it replaces. */
+export function setBodyMemoryBudget(bytes: number): number {
+  const before = bodyBudgetBytes;
+  bodyBudgetBytes = bytes;
+  return before;
+}
+
+/** Bodies in flight and the bytes they hold (process-wide: one crawl or many collections of a daemon). */
+const holding = new Set<Exchange>();
+let heldBytes = 0;
 
 class BodyLimit extends Error {
   readonly code: DocSkipCode;
@@ -198,9 +232,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   private encoding: string | undefined;
   /** Largest body kept: cut_off for a 2xx answer, maxErrorBodyBytes for the rest. */
   private cap: number | undefined;
+  /** max_document_bytes: past it the body is given up, truncate or not. */
+  private readonly maxBytes: number;
   private readAll = false;
   private readonly chunks: Buffer[] = [];
   private size = 0;
+  /** Bytes of this body in heldBytes (a truncated last piece is not counted: it ends the read). */
+  private counted = 0;
   private rawBytes = 0;
   private truncated = false;
 
@@ -216,6 +254,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   constructor(limits: FetchLimits, parent: AbortSignal | undefined, resolve: (x: Exchanged) => void, reject: (err: unknown) => void) {
     this.limits = limits;
+    this.maxBytes = limits.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     this.resolve = resolve;
     this.reject = reject;
     this.parent = parent;
@@ -241,6 +280,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.readAll = status >= 200 && status < 300;
     this.cap = this.readAll ? this.limits.cutOffBytes : (this.limits.maxErrorBodyBytes ?? 65536);
     if (!this.readAll) return;
+    // A declared length past the bound fails before a byte of the body is read,
+    // unless cut_off with truncate keeps a prefix below it.
+    const declared = Number(headers['content-length']);
+    const keepsPrefix = this.limits.truncate && this.cap !== undefined && this.cap <= this.maxBytes;
+    if (declared > this.maxBytes && !keepsPrefix) return this.fail(this.tooLarge());
     const enc = headers['content-encoding'];
     this.encoding = Array.isArray(enc) ? enc.join(', ') : enc;
     const decoder = decoderFor(this.encoding);
@@ -263,6 +307,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.rawBytes += chunk.length;
     if (this.decoder) {
+      // A body that decodes to little (brotli metadata blocks) is still bounded on the wire.
+      if (this.rawBytes > this.maxBytes) return this.fail(this.tooLarge());
       // A full decoder pauses the socket until it drains.
       if (!this.decoder.write(chunk)) controller.pause();
       return;
@@ -291,15 +337,41 @@ class Exchange implements Dispatcher.DispatchHandler {
       throw new BodyLimit('tl', `the body inflates past ${limits.maxDecompressedBytes} bytes (trawl_limits.max_decompressed_bytes)`);
     }
     if (cap !== undefined && this.size + chunk.length > cap) {
-      if (this.readAll && !limits.truncate) throw new BodyLimit('tl', `the document is larger than cut_off (${cap} bytes)`);
+      if (this.readAll && !limits.truncate) throw new BodyLimit('tl', `the document is larger than ${limits.cutOffName ?? 'cut_off'} (${cap} bytes)`);
       this.chunks.push(chunk.subarray(0, cap - this.size));
       this.size = cap;
       this.truncated = this.readAll;
       return false;
     }
+    if (this.size + chunk.length > this.maxBytes) throw this.tooLarge();
     this.chunks.push(chunk);
     this.size += chunk.length;
+    this.counted += chunk.length;
+    if (this.counted === chunk.length) holding.add(this);
+    heldBytes += chunk.length;
+    if (heldBytes > Math.max(bodyBudgetBytes, this.maxBytes)) this.overBudget();
     return true;
+  }
+
+  /** The bodies in flight hold more than the budget: the largest is given up (perhaps this one, which then throws). */
+  private overBudget(): void {
+    // This exchange is in `holding`: the loop finds it if it holds the most.
+    let largest: Exchange | undefined;
+    for (const x of holding) if (largest === undefined || x.counted > largest.counted) largest = x;
+    if (largest === undefined) return;
+    const err = new BodyLimit('tl', `the bodies in flight hold more than ${Math.max(bodyBudgetBytes, this.maxBytes)} bytes together; this one, the largest at ${largest.counted} bytes, is not read further`);
+    if (largest === this) throw err;
+    largest.fail(err);
+  }
+
+  /** Gives back what this body held to the process-wide count. */
+  private releaseHeld(): void {
+    if (!holding.delete(this)) return;
+    heldBytes -= this.counted;
+  }
+
+  private tooLarge(): BodyLimit {
+    return new BodyLimit('tl', `the body is larger than ${this.maxBytes} bytes (trawl_limits.max_document_bytes); the rest is not read`);
   }
 
   /** The body is complete, or enough of it was read: the rest of the response is dropped with its connection. */
@@ -321,6 +393,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** Settles the exchange; with a reason, a request still running is aborted. */
   private end(reason: Error | undefined): void {
     this.settled = true;
+    // Resolved bodies are handed over (no longer this exchange's to count); failed ones are dropped.
+    this.releaseHeld();
     clearTimeout(this.timer);
     this.parent?.removeEventListener('abort', this.onStop);
     this.decoder?.destroy();

@@ -55,6 +55,23 @@ export interface QueuedUri {
  *             (MS-FSCADM CollectionRefetchURI Refeed)
  */
 export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16, REFEED: 32 } as const;
+/**
+ * Crash strikes: bits 16–17 of a frontier row's flags, kept by the store
+ * (a caller never passes them in a QueuedUri).
+ *
+ *   leased when the process died ── recoverLeases ──► queued with a strike: a suspect
+ *   suspect leased (the strike is cleared) ── armSuspect, just before its fetch ──► armed
+ *   armed when the process died again ── recoverLeases ──► crashed twice: stays leased, handed back
+ *   completed ──► strike cleared
+ *
+ * The crawler fetches suspects one at a time, so that a second crash
+ * names the one URI that was armed, not every URI that happened to be in
+ * flight at both crashes: one poisoned URI cannot keep a daemon down.
+ */
+export const CRASH_STRIKE = 1 << 16;
+export const CRASH_STRIKES_MASK = 3 << 16;
+/** A URI leased with a crash strike: it was in flight when the process last died. */
+export const isSuspect = (flags: number | undefined): boolean => ((flags ?? 0) & CRASH_STRIKES_MASK) !== 0;
 export const sitemapDepthOf = (flags: number | undefined): number => ((flags ?? 0) >> 8) & 0xf;
 /** Bits 12–15: documents outside a focused crawl's languages passed through to reach this URI (focused depth). */
 export const focusHopsOf = (flags: number | undefined): number => ((flags ?? 0) >> 12) & 0xf;
@@ -245,8 +262,19 @@ export interface CrawlStore {
   release(collection: string, ids: readonly number[]): Promise<void>;
   /** Puts a leased URI back at the end of its queue with one more retry counted. */
   retry(collection: string, id: number): Promise<void>;
-  /** After a crash: every leased URI of the collection back to queued. Returns how many. */
-  recoverLeases(collection: string): Promise<number>;
+  /**
+   * After a crash: every leased URI of the collection back to queued, each
+   * with a crash strike (see CRASH_STRIKE), and how many. An armed URI
+   * (armSuspect) was in flight at this crash and the one before: it stays
+   * leased and is returned in `crashedTwice`, for the caller to complete
+   * (set it aside). Idempotent: until completed, it is returned again.
+   */
+  recoverLeases(collection: string): Promise<{ recovered: number; crashedTwice: LeasedUri[] }>;
+  /**
+   * Marks a leased suspect (isSuspect of its flags at the lease) as being
+   * fetched now. Durable when it resolves: the fetch starts after that.
+   */
+  armSuspect(collection: string, id: number): Promise<void>;
   /**
    * Drops queued URIs (refresh_mode scratch at a cycle start; a site left for
    * the cycle): all of them, or one site's, and only those queued for a cycle

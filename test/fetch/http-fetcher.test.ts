@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { EgressChecker, SiteResolver } from '../../src/fetch/egress.ts';
-import { HttpFetcher, type FetchLimits, type FetchOutcome, type FetchRequest, type ResponseOutcome } from '../../src/fetch/http-fetcher.ts';
+import { HttpFetcher, setBodyMemoryBudget, type FetchLimits, type FetchOutcome, type FetchRequest, type ResponseOutcome } from '../../src/fetch/http-fetcher.ts';
 
 const policy = { allowLoopback: true, allowPrivateNetworks: false, allowLinkLocal: false, allowIps: [], denyIps: [] };
 const limits: FetchLimits = { fetchTimeoutMs: 5000, connectTimeoutMs: 5000, cutOffBytes: undefined, truncate: false, maxDecompressedBytes: 1 << 20 };
@@ -94,6 +94,29 @@ describe('HttpFetcher', () => {
       };
       res.on('close', () => written.set(q.url!, sent));
       pump();
+    },
+    '/announced': (_q, res) => {
+      // Announces 10 GB and sends nothing more than the headers: refused by the length alone.
+      res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(10 * 1024 ** 3) });
+      res.flushHeaders();
+    },
+    '/paced': (q, res) => {
+      // 64 KiB every ?every=MS ms up to ?bytes=N, so that several such bodies are read at the same time.
+      const params = new URL(q.url!, 'http://x').searchParams;
+      const total = Number(params.get('bytes'));
+      res.writeHead(200, { 'content-type': 'text/html' });
+      const chunk = Buffer.alloc(64 * 1024, 0x62);
+      let sent = 0;
+      const t = setInterval(() => {
+        if (sent >= total) {
+          clearInterval(t);
+          res.end();
+          return;
+        }
+        sent += chunk.length;
+        res.write(chunk);
+      }, Number(params.get('every')));
+      res.on('close', () => clearInterval(t));
     },
     '/echo': (q, res) => {
       res.setHeader('content-type', 'text/plain');
@@ -203,6 +226,35 @@ describe('HttpFetcher', () => {
     assert.match(failure(await get('/huge?f', {}, { cutOffBytes: 100_000, truncate: false }), 'tl'), /larger than cut_off \(100000 bytes\)/);
     await new Promise((r) => setTimeout(r, 100));
     assert.ok(written.get('/huge?f')! < 64 << 20, `the server wrote ${written.get('/huge?f')} bytes`);
+  });
+
+  it('fails any body past max_document_bytes ("tl"), cut_off or not, and drops the connection', async () => {
+    assert.match(failure(await get('/huge?m', {}, { maxDocumentBytes: 300_000 }), 'tl'), /larger than 300000 bytes \(trawl_limits\.max_document_bytes\)/);
+    // cut_off above the bound does not lift it; truncate keeps its meaning below it.
+    assert.match(failure(await get('/huge?m2', {}, { maxDocumentBytes: 300_000, cutOffBytes: 1_000_000, truncate: true }), 'tl'), /max_document_bytes/);
+    assert.equal(response(await get('/huge?m3', {}, { maxDocumentBytes: 300_000, cutOffBytes: 200_000, truncate: true })).body.length, 200_000);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(written.get('/huge?m')! < 64 << 20, `the server wrote ${written.get('/huge?m')} bytes`);
+  });
+
+  it('bounds every body when the caller names no limit (DEFAULT_MAX_DOCUMENT_BYTES), and refuses a larger Content-Length before reading', async () => {
+    const t0 = performance.now();
+    assert.match(failure(await get('/announced'), 'tl'), /larger than 104857600 bytes/);
+    assert.ok(performance.now() - t0 < 2000, 'refused at the headers, without waiting for the body');
+  });
+
+  it('gives up the largest body when the bodies in flight pass the process-wide budget; the others are read whole', async () => {
+    const before = setBodyMemoryBudget(1 << 20);
+    try {
+      // Each body is within its own limit (2 MB); together they are not. The big one grows fastest.
+      const lim = { maxDocumentBytes: 2_000_000 };
+      const [big, a, b] = await Promise.all([get('/paced?bytes=1900000&every=2&big', {}, lim), get('/paced?bytes=900000&every=5&a', {}, lim), get('/paced?bytes=900000&every=5&b', {}, lim)]);
+      assert.match(failure(big, 'tl'), /bodies in flight hold more than 2000000 bytes together/);
+      assert.equal(response(a).body.length, 14 * 65536);
+      assert.equal(response(b).body.length, 14 * 65536);
+    } finally {
+      setBodyMemoryBudget(before);
+    }
   });
 
   it('reads at most maxErrorBodyBytes of an error body', async () => {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CrawlStore, QueuedUri, UriRecord } from '../../src/store/crawl-store.ts';
+import { isSuspect, type CrawlStore, type QueuedUri, type UriRecord } from '../../src/store/crawl-store.ts';
 
 export interface SuiteTarget {
   readonly name: string;
@@ -81,9 +81,38 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       assert.deepEqual(await s.counts('c'), { queued: 2, leased: 1, done: 0 });
       const again = await s.lease('c', 'http://a.test:80', 3);
       assert.deepEqual(again.map((u) => [u.url, u.retries]), [['http://a.test/1', 0], ['http://a.test/2', 1]]);
-      assert.equal(await s.recoverLeases('c'), 3);
+      assert.deepEqual(await s.recoverLeases('c'), { recovered: 3, crashedTwice: [] });
       assert.deepEqual(await s.counts('c'), { queued: 3, leased: 0, done: 0 });
       void c;
+      await s.close();
+    });
+
+    it('crash strikes: a recovered URI is a suspect; an armed suspect leased at the next crash is handed back as crashed twice', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://a.test/3')]);
+      const first = await s.lease('c', 'http://a.test:80', 3);
+      assert.deepEqual(first.map((u) => isSuspect(u.flags)), [false, false, false]);
+      // The first crash: all three were leased.
+      assert.deepEqual(await s.recoverLeases('c'), { recovered: 3, crashedTwice: [] });
+      const again = await s.lease('c', 'http://a.test:80', 3);
+      assert.deepEqual(again.map((u) => [u.url, isSuspect(u.flags)]), [['http://a.test/1', true], ['http://a.test/2', true], ['http://a.test/3', true]]);
+      // /1 is fetched alone (armed); /2 completes; /3 waits, leased but not armed. The second crash:
+      await s.armSuspect('c', again[0]!.id);
+      await s.complete('c', 1, { leaseId: again[1]!.id, site: again[1]!.site, discovered: [] });
+      const second = await s.recoverLeases('c');
+      assert.deepEqual(second.crashedTwice.map((u) => u.url), ['http://a.test/1']);
+      assert.equal(second.recovered, 1);
+      assert.deepEqual(await s.counts('c'), { queued: 1, leased: 1, done: 1 });
+      // Until it is completed the armed URI stays leased and is handed back again.
+      assert.deepEqual((await s.recoverLeases('c')).crashedTwice.map((u) => u.url), ['http://a.test/1']);
+      await s.complete('c', 1, { leaseId: second.crashedTwice[0]!.id, site: 'http://a.test:80', discovered: [] });
+      // /3 was waiting, not armed: one strike only, a suspect again, and leased without one.
+      const third = await s.lease('c', 'http://a.test:80', 3);
+      assert.deepEqual(third.map((u) => [u.url, isSuspect(u.flags)]), [['http://a.test/3', true]]);
+      await s.complete('c', 1, { leaseId: third[0]!.id, site: 'http://a.test:80', discovered: [] });
+      // A completed URI loses its strike: queued again in the next cycle, it is no suspect.
+      await s.enqueue('c', 2, [q('http://a.test/3')]);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 3)).map((u) => [u.url, isSuspect(u.flags)]), [['http://a.test/3', false]]);
       await s.close();
     });
 
@@ -341,7 +370,7 @@ export function crawlStoreSuite(target: SuiteTarget): void {
         await s.lease('c', 'http://a.test:80', 1);
         s = await target.reopen!(s);
         assert.deepEqual(await s.counts('c'), { queued: 1, leased: 1, done: 0 });
-        assert.equal(await s.recoverLeases('c'), 1);
+        assert.equal((await s.recoverLeases('c')).recovered, 1);
         await s.enqueue('c', 1, [q('http://a.test/3')]);
         assert.deepEqual((await s.lease('c', 'http://a.test:80', 5)).map((u) => u.url), ['http://a.test/1', 'http://a.test/2', 'http://a.test/3']);
         await s.close();

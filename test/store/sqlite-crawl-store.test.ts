@@ -131,7 +131,7 @@ test('a store of schema version 1 is migrated when opened: records, queue, lease
     assert.equal(await s.findByChecksum('old', 'c0ffee', 'http://a.example/x'), 'http://a.example/');
     assert.equal((await s.getCollection('old'))?.epoch, 3);
     // The URI that was leased when the store was written goes back to the queue; leasing keeps priority order.
-    assert.equal(await s.recoverLeases('old'), 1);
+    assert.equal((await s.recoverLeases('old')).recovered, 1);
     assert.deepEqual((await s.lease('old', 'a.example:80', 10)).map((u) => u.url), ['http://a.example/c', 'http://a.example/e', 'http://a.example/d']);
     assert.equal(await s.seen('old', 3, 'http://a.example/b'), true);
     // Records written after the migration sit beside the migrated ones.

@@ -33,6 +33,7 @@ import type {
   CollectionRow, Completion, CrawlStore, FeedOp, FeedSelection, FrontierCounts, LeasedUri, PendingFeedOp, QueuedUri, RecordStatus, RobotsRow,
   RecordPage, RecordPageRequest, SitemapMeta, SiteWork, UriRecord,
 } from '../crawl-store.ts';
+import { CRASH_STRIKE, CRASH_STRIKES_MASK } from '../crawl-store.ts';
 
 /** A pending `add` stays an `add` when an `update` replaces it (the destination has still not had the document). */
 const FEED_UPSERT = `ON CONFLICT (collection, destination, url) DO UPDATE SET
@@ -351,17 +352,20 @@ export class SqliteCrawlStore implements CrawlStore {
       // Quarantined URIs (flag 16) wait in their own queue until the quarantine ends.
       leaseSelect: p('SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & 16) = 0 ORDER BY priority, seq LIMIT ?'),
       releaseQuarantine: p('UPDATE frontier SET flags = flags & ~16 WHERE collection = ? AND site = ? AND state = 0 AND (flags & 16) <> 0'),
-      leaseMark: p('UPDATE frontier SET state = 1 WHERE id = ?'),
+      // Crash strikes (CRASH_STRIKE in crawl-store.ts): a lease clears them, armSuspect sets one, a crash adds one.
+      leaseMark: p(`UPDATE frontier SET state = 1, flags = flags & ~${CRASH_STRIKES_MASK} WHERE id = ?`),
+      arm: p(`UPDATE frontier SET flags = (flags & ~${CRASH_STRIKES_MASK}) | ${CRASH_STRIKE} WHERE id = ? AND collection = ? AND state = 1`),
+      crashedTwice: p(`SELECT * FROM frontier WHERE collection = ? AND state = 1 AND (flags & ${CRASH_STRIKES_MASK}) <> 0`),
       release: p('UPDATE frontier SET state = 0 WHERE id = ? AND collection = ? AND state = 1'),
       retry: p('UPDATE frontier SET state = 0, retries = retries + 1, seq = ? WHERE id = ? AND collection = ?'),
-      recover: p('UPDATE frontier SET state = 0 WHERE collection = ? AND state = 1'),
+      recover: p(`UPDATE frontier SET state = 0, flags = flags | ${CRASH_STRIKE} WHERE collection = ? AND state = 1 AND (flags & ${CRASH_STRIKES_MASK}) = 0`),
       dropQueued: p('UPDATE frontier SET state = 2 WHERE collection = ? AND state = 0 AND epoch < ?'),
       dropQueuedSite: p('UPDATE frontier SET state = 2 WHERE collection = ? AND site = ? AND state = 0 AND epoch < ?'),
       // Each count on its own index: the queued and the leased have partial ones, done is what remains.
       counts: p(`SELECT (SELECT count(*) FROM frontier WHERE collection = ? AND state = 0) AS queued,
                    (SELECT count(*) FROM frontier WHERE collection = ? AND state = 1) AS leased,
                    (SELECT count(*) FROM frontier WHERE collection = ?) AS total`),
-      done: p('UPDATE frontier SET state = 2, record_id = coalesce(?, record_id) WHERE id = ? AND collection = ?'),
+      done: p(`UPDATE frontier SET state = 2, record_id = coalesce(?, record_id), flags = flags & ~${CRASH_STRIKES_MASK} WHERE id = ? AND collection = ?`),
       getRecord: p(`SELECT r.* FROM ${RECORD_OF_URL}`),
       ownerById: p('SELECT id, url, record_id FROM frontier WHERE id = ? AND collection = ?'),
       ownerByUrl: p('SELECT id, url, record_id FROM frontier WHERE collection = ? AND url = ?'),
@@ -556,8 +560,15 @@ export class SqliteCrawlStore implements CrawlStore {
     this.q.retry!.run(this.nextSeq++, id, collection);
   }
 
-  async recoverLeases(collection: string): Promise<number> {
-    return Number(this.q.recover!.run(collection).changes);
+  async recoverLeases(collection: string): Promise<{ recovered: number; crashedTwice: LeasedUri[] }> {
+    return this.tx(() => {
+      const crashedTwice = (this.q.crashedTwice!.all(collection) as Row[]).map(toLeased);
+      return { recovered: Number(this.q.recover!.run(collection).changes), crashedTwice };
+    });
+  }
+
+  async armSuspect(collection: string, id: number): Promise<void> {
+    this.q.arm!.run(id, collection);
   }
 
   async dropQueued(collection: string, site?: string, beforeEpoch = Number.MAX_SAFE_INTEGER): Promise<number> {
