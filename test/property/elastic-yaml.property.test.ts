@@ -125,7 +125,7 @@ describe('Elastic YAML reader: generated input', () => {
     const bytes = new Uint8Array([...Buffer.from('domains:\n  - url: https://a.example\ncrawl_id: caf'), 0xe9, 0x0a]);
     const r = readConfigBytes(bytes, FILE, 'yaml');
     assert.deepEqual(r.diagnostics.map((d) => [d.code, d.location?.file, d.location?.line]), [['TRAWL_ERR_CONFIG_ENCODING', FILE, 3]]);
-    assert.match(r.diagnostics[0]!.message, /first bad byte at offset 47/);
+    assert.match(r.diagnostics[0]!.message, /first bad byte at offset 49/);
   });
 
   it('generated crawler configurations with anchors, aliases and merge keys: never throws, every diagnostic located', () => {
