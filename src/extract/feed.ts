@@ -16,7 +16,7 @@
  *
  *  each frame carries its base URL:  xml:base resolved against the parent's,
  *  the root's parent being Content-Location resolved against the document URL;
- *  a base that is not http(s) or ftp (javascript:, data:) is ignored.
+ *  a base that is not http(s) or ftp (javascript:, data:), or does not parse, is ignored.
  * ```
  *
  * Field sources, first one wins (feedparser's mapping):
@@ -402,7 +402,9 @@ function baseOf(tag: SaxesTagNS, parentBase: string): string {
 
 /** A base URL with a scheme other than http(s) or ftp (javascript:, data:, ...) is ignored: the fallback stays. */
 function safeBase(base: string, fallback: string): string {
-  return !SCHEME.test(base) || /^(?:https?|ftp):/i.test(base) ? base : fallback;
+  // An absolute base that does not parse (xml:base="http://[bad") is ignored too:
+  // kept, it would leave the references under it relative, unresolved.
+  return !SCHEME.test(base) || (/^(?:https?|ftp):/i.test(base) && URL.canParse(base)) ? base : fallback;
 }
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;

@@ -103,6 +103,13 @@ describe('feed reader: generated input', () => {
     }), { numRuns: 30 });
   });
 
+  it('regression: an xml:base that does not parse is ignored, so the references under it are still resolved', () => {
+    const doc = '<feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://[bad"><entry xml:base="%zz"><link href="%zz"/></entry></feed>';
+    const r = parseFeed(doc, { url: BASE });
+    assert.ok(!('invalid' in r));
+    assert.deepEqual(r.entries.map((e) => e.link), ['http://127.0.0.1:8080/news/%zz']);
+  });
+
   it('regression: a link with a scheme that is not a URL is dropped, not returned as written', () => {
     const r = parseFeed('<rss><channel><item><link>http://exa mple.org/</link></item><item><link>http://127.0.0.1/ok</link></item></channel></rss>', { url: BASE });
     assert.ok(!('invalid' in r));

@@ -117,10 +117,10 @@ describe('sitemap reader: limits', () => {
     fc.assert(fc.property(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 3000 }), fc.boolean(), (n, maxUrls, gz) => {
       const body = utf8(urlset(n));
       const r = parseChecked(gz ? new Uint8Array(gzipSync(body)) : body, { url: BASE, maxUrls, maxBytes: 1 << 22 });
-      assert.equal(r.kind, 'urlset');
+      assert.ok(r.kind === 'urlset', r.kind);
       assert.equal(countOf(r), Math.min(n, maxUrls));
-      assert.equal(r.kind !== 'invalid' && r.truncated, n > maxUrls);
-      if (r.kind === 'urlset' && n > 0) assert.equal(r.urls.at(-1)!.loc, `http://127.0.0.1/p${Math.min(n, maxUrls) - 1}`);
+      assert.equal(r.truncated, n > maxUrls);
+      if (n > 0) assert.equal(r.urls.at(-1)!.loc, `http://127.0.0.1/p${Math.min(n, maxUrls) - 1}`);
     }), { numRuns: 40 });
   });
 
