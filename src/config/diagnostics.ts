@@ -59,8 +59,12 @@ export function didYouMean(name: string, candidates: Iterable<string>): string |
   let best: string | undefined;
   let bestD = Infinity;
   const limit = Math.max(2, Math.floor(name.length / 3));
+  const lower = name.toLowerCase();
   for (const c of candidates) {
-    const d = editDistance(name.toLowerCase(), c.toLowerCase());
+    // The distance is at least the difference in length: a name far longer than
+    // every candidate (a generated or pasted one) costs no quadratic comparison.
+    if (Math.abs(c.length - name.length) > limit) continue;
+    const d = editDistance(lower, c.toLowerCase());
     if (d < bestD && d <= limit) {
       best = c;
       bestD = d;

@@ -81,7 +81,7 @@
  */
 
 import { basename, extname } from 'node:path';
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { SourceLocation } from '../core/errors.ts';
 import { didYouMean, type Diagnostic } from './diagnostics.ts';
 import { childSection, emptySection, setLocations, type CollectionConfig, type SectionNode } from './model.ts';
@@ -296,6 +296,12 @@ interface Conv {
   readonly lc: LineCounter;
   readonly r: Reporter;
   budget: number;
+  /**
+   * Each alias's anchored node, found once: the yaml package's
+   * Alias.resolve walks the whole document every time it is called, which
+   * made a billion-laughs document take seconds to reach the node budget.
+   */
+  readonly targets: Map<unknown, unknown>;
 }
 
 const MAX_NODES = 100_000;
@@ -313,7 +319,11 @@ function convert(node: unknown, path: string, fallback: Pos, cx: Conv, depth: nu
   const range = (node as { range?: [number, number, number] } | null)?.range;
   const pos = posAt(cx.lc, range?.[0], fallback);
   if (isAlias(node)) {
-    const target = node.resolve(cx.doc);
+    let target = cx.targets.get(node);
+    if (target === undefined && !cx.targets.has(node)) {
+      target = node.resolve(cx.doc);
+      cx.targets.set(node, target);
+    }
     if (target === undefined) {
       cx.r.error({ pos, path }, `the alias *${node.source} names no anchor`);
       return { kind: 'scalar', pos, path, value: null };
@@ -368,13 +378,29 @@ function convert(node: unknown, path: string, fallback: Pos, cx: Conv, depth: nu
  */
 function nestDottedKeys(root: YMap, r: Reporter): YMap {
   const out: YEntry[] = [];
+  // Each entry list's entries by key, so that a file of many keys is read in linear time.
+  const indexes = new Map<YEntry[], Map<string, YEntry>>();
+  const find = (into: YEntry[], key: string): YEntry | undefined => {
+    let index = indexes.get(into);
+    if (!index) {
+      index = new Map();
+      for (const x of into) if (!index.has(x.key)) index.set(x.key, x);
+      indexes.set(into, index);
+    }
+    return index.get(key);
+  };
+  const push = (into: YEntry[], e: YEntry): void => {
+    into.push(e);
+    const index = indexes.get(into);
+    if (index && !index.has(e.key)) index.set(e.key, e);
+  };
   const insert = (into: YEntry[], parts: string[], e: YEntry, prefix: string): void => {
     const [head, ...rest] = parts as [string, ...string[]];
     const path = join(prefix, head);
-    const existing = into.find((x) => x.key === head);
+    const existing = find(into, head);
     if (rest.length === 0) {
       if (!existing) {
-        into.push({ ...e, key: head, path });
+        push(into, { ...e, key: head, path });
         return;
       }
       if (existing.value.kind === 'map' && e.value.kind === 'map') {
@@ -387,7 +413,7 @@ function nestDottedKeys(root: YMap, r: Reporter): YMap {
     let holder = existing;
     if (!holder) {
       holder = { key: head, keyPos: e.keyPos, path, value: { kind: 'map', pos: e.keyPos, path, entries: [] } };
-      into.push(holder);
+      push(into, holder);
     }
     if (holder.value.kind !== 'map') {
       r.error(keyAt(e), `${e.key} conflicts with ${path} on line ${holder.keyPos.line}, which is not a mapping`);
@@ -1040,10 +1066,13 @@ export function readElasticYaml(input: string, file?: string): ReadResult {
 function readInner(input: string, file: string | undefined, r: Reporter): ReadResult {
   const none: ReadResult = { document: { collections: [] }, diagnostics: r.diagnostics };
   const lc = new LineCounter();
-  const doc = parseDocument(input, { version: '1.1', lineCounter: lc, merge: true, uniqueKeys: true, prettyErrors: false, keepSourceTokens: true });
+  // uniqueKeys is checked below instead: the yaml package compares each key
+  // with every earlier one of its map, and 20,000 keys took seconds.
+  const doc = parseDocument(input, { version: '1.1', lineCounter: lc, merge: true, uniqueKeys: false, prettyErrors: false, keepSourceTokens: true });
   const where = (offset: number): Pos => posAt(lc, offset, { line: 1, column: 1 });
   for (const e of doc.errors) r.error({ pos: where(e.pos[0]), path: '' }, `malformed YAML: ${e.message}`);
   if (doc.errors.length > 0) return none;
+  if (!uniqueKeys(doc, where, r)) return none;
   const firstOfCollection = r.diagnostics.length;
   for (const w of doc.warnings) r.warn({ pos: where(w.pos[0]), path: '' }, `YAML: ${w.message}`);
 
@@ -1054,7 +1083,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   }
   let tree: YNode;
   try {
-    tree = convert(doc.contents, '', top.pos, { doc, lc, r, budget: MAX_NODES }, 0);
+    tree = convert(doc.contents, '', top.pos, { doc, lc, r, budget: MAX_NODES, targets: new Map() }, 0);
   } catch (err) {
     if (!(err instanceof TooBig)) throw err;
     r.error(top, `the YAML is too large or too deeply nested once aliases are expanded (at most ${MAX_NODES} nodes, ${MAX_DEPTH} levels)`);
@@ -1108,6 +1137,33 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   // In file order, whatever order the keys were read in (the sort is stable).
   r.diagnostics.sort((a, b) => (a.location?.line ?? 0) - (b.location?.line ?? 0) || (a.location?.column ?? 0) - (b.location?.column ?? 0));
   return { document: { collections: [c] }, diagnostics: r.diagnostics };
+}
+
+/**
+ * YAML 1.2 3.2.1.1: the keys of a mapping are unique. Scalar keys are
+ * compared by value, in one pass per mapping (aliases are not followed: an
+ * alias's mapping is checked where it is written). Reports each repeated key
+ * at its position; false when there was one.
+ */
+function uniqueKeys(doc: Document, where: (offset: number) => Pos, r: Reporter): boolean {
+  let ok = true;
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Map<unknown, number>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key) || typeof pair.key.value === 'symbol') continue; // << merge keys may repeat
+        const offset = pair.key.range?.[0] ?? 0;
+        const first = seen.get(pair.key.value);
+        if (first === undefined) {
+          seen.set(pair.key.value, offset);
+          continue;
+        }
+        r.error({ pos: where(offset), path: '' }, `malformed YAML: Map keys must be unique; ${JSON.stringify(String(pair.key.value))} is given twice (first on line ${where(first).line})`);
+        ok = false;
+      }
+    },
+  });
+  return ok;
 }
 
 /**

@@ -26,9 +26,34 @@ export function readConfigBytes(bytes: Uint8Array, file: string, format: ConfigF
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    return { document: { collections: [] }, diagnostics: [{ severity: 'error', code: 'TRAWL_ERR_CONFIG_ENCODING', location: { file }, message: 'the YAML file is not valid UTF-8' }] };
+    const { offset, line } = firstBadUtf8(bytes);
+    return { document: { collections: [] }, diagnostics: [{ severity: 'error', code: 'TRAWL_ERR_CONFIG_ENCODING', location: { file, line }, message: `the YAML file is not valid UTF-8 (first bad byte at offset ${offset})` }] };
   }
   return readElasticYaml(text.replace(/^\uFEFF/, ''), file);
+}
+
+/** The offset of the first byte that is not part of valid UTF-8, and its line. */
+function firstBadUtf8(bytes: Uint8Array): { offset: number; line: number } {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let line = 1;
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      if (b === 0x0a) line++;
+      i++;
+      continue;
+    }
+    // The sequence's length from its lead byte; a bad lead byte is 1 and fails below.
+    const n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    try {
+      if (n === 1) throw new Error('continuation byte without a lead byte');
+      decoder.decode(bytes.subarray(i, i + n));
+    } catch {
+      return { offset: i, line };
+    }
+    i += n;
+  }
+  return { offset: bytes.length, line };
 }
 
 /** Reads a configuration file; a file that cannot be read is a diagnostic, not an exception. */

@@ -391,12 +391,16 @@ function readDomain(el: XmlElement, ctx: Ctx): CollectionConfig | undefined {
  * the writer always escapes it.
  */
 function repairBareAmpersands(text: string, file: string | undefined, out: Diagnostic[]): string {
-  const bare = /&(?!(?:[A-Za-z_][\w.-]*|#\d+|#x[0-9A-Fa-f]+);)/g;
-  if (!bare.test(text)) return text;
+  // CDATA sections, comments and processing instructions are matched first and
+  // kept as they are: an "&" in them is text, not markup (an unterminated one
+  // runs to the end, where saxes reports it).
+  const bare = /<!\[CDATA\[[\s\S]*?(?:\]\]>|$)|<!--[\s\S]*?(?:-->|$)|<\?[\s\S]*?(?:\?>|$)|&(?!(?:[A-Za-z_][\w.-]*|#\d+|#x[0-9A-Fa-f]+);)/g;
+  if (!text.includes('&')) return text;
   let line = 1;
   let lineStart = 0;
   let last = 0;
-  return text.replace(bare, (_m, offset: number) => {
+  return text.replace(bare, (m: string, offset: number) => {
+    if (m !== '&') return m;
     for (let i = last; i < offset; i++) {
       if (text.charCodeAt(i) === 10) {
         line++;

@@ -16,7 +16,7 @@
  *
  *  each frame carries its base URL:  xml:base resolved against the parent's,
  *  the root's parent being Content-Location resolved against the document URL;
- *  a base that is not http(s) or ftp (javascript:, data:) is ignored.
+ *  a base that is not http(s) or ftp (javascript:, data:), or does not parse, is ignored.
  * ```
  *
  * Field sources, first one wins (feedparser's mapping):
@@ -31,7 +31,8 @@
  *
  * URL references are resolved only when relative (an absolute one is kept as
  * written, so `HTTP://Example.org/x` stays as the feed spelled it), against
- * the element's base; with no absolute base they stay relative. A guid with
+ * the element's base; with no absolute base they stay relative. A link that
+ * does not parse as a URL then (`http://exa mple.org/`) is dropped. A guid with
  * isPermaLink="false" is an opaque string and is never resolved.
  *
  * A title of type html / xhtml (or with inline markup) is returned as HTML:
@@ -210,7 +211,8 @@ export function parseFeed(body: Uint8Array | string, opts: FeedParseOptions): Fe
         case 'pubDate': return startCapture('published', target, base);
         case 'enclosure': {
           const url = attr(tag, 'url')?.trim();
-          if (atEntry && url) target.links.push(withType({ href: resolveRef(url, base), rel: 'enclosure' }, attr(tag, 'type')));
+          const href = url ? resolveLink(url, base) : undefined;
+          if (atEntry && href !== undefined) target.links.push(withType({ href, rel: 'enclosure' }, attr(tag, 'type')));
           return 'ignore';
         }
       }
@@ -226,8 +228,8 @@ export function parseFeed(body: Uint8Array | string, opts: FeedParseOptions): Fe
   const addAtomLink = (tag: SaxesTagNS, target: Target, base: string): void => {
     const raw = attr(tag, 'href');
     // href="" is the base itself (RFC 3986 5.2: a same-document reference).
-    const href = raw === undefined ? '' : resolveRef(raw, base);
-    if (href === '') return;
+    const href = raw === undefined ? '' : resolveLink(raw, base);
+    if (href === undefined || href === '') return;
     const rel = attr(tag, 'rel')?.trim() || 'alternate';
     const type = attr(tag, 'type')?.trim();
     const link = withType({ href, rel }, type);
@@ -244,7 +246,8 @@ export function parseFeed(body: Uint8Array | string, opts: FeedParseOptions): Fe
       case 'link': {
         const href = c.raw.trim();
         if (href === '') break;
-        const resolved = resolveRef(href, c.base);
+        const resolved = resolveLink(href, c.base);
+        if (resolved === undefined) break;
         t.links.push({ href: resolved, rel: 'alternate' });
         t.link ??= resolved;
         break;
@@ -255,7 +258,7 @@ export function parseFeed(body: Uint8Array | string, opts: FeedParseOptions): Fe
         // A guid that says it is not a permalink is an opaque string; Atom ids and permalinks are URLs.
         const value = c.permalink === false ? id : resolveRef(id, c.base);
         t.id ??= value;
-        if (c.permalink && /^https?:\/\//i.test(value)) t.permalink ??= value;
+        if (c.permalink && /^https?:\/\//i.test(value) && URL.canParse(value)) t.permalink ??= value;
         break;
       }
       case 'published':
@@ -400,12 +403,24 @@ function baseOf(tag: SaxesTagNS, parentBase: string): string {
 
 /** A base URL with a scheme other than http(s) or ftp (javascript:, data:, ...) is ignored: the fallback stays. */
 function safeBase(base: string, fallback: string): string {
-  return !SCHEME.test(base) || /^(?:https?|ftp):/i.test(base) ? base : fallback;
+  // An absolute base that does not parse (xml:base="http://[bad") is ignored too:
+  // kept, it would leave the references under it relative, unresolved.
+  return !SCHEME.test(base) || (/^(?:https?|ftp):/i.test(base) && URL.canParse(base)) ? base : fallback;
 }
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 
 /** A reference resolved against a base: kept as written when absolute, or when there is no absolute base. */
+/**
+ * A link's URL: resolveRef's, or undefined when it is not a URL although it
+ * should be one (it has a scheme, or the base is absolute): "http://exa mple.org/"
+ * is dropped, not returned as written for every caller to trip over.
+ */
+function resolveLink(ref: string, base: string): string | undefined {
+  const r = resolveRef(ref, base);
+  return (SCHEME.test(r) || SCHEME.test(base)) && !URL.canParse(r) ? undefined : r;
+}
+
 function resolveRef(ref: string, base: string): string {
   const r = ref.trim();
   if (SCHEME.test(r) || !SCHEME.test(base)) return r;

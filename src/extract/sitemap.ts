@@ -16,7 +16,8 @@
  *
  * Safety: saxes never reads external entities; a DOCTYPE that declares
  * entities is refused (no entity expansion at all), element depth is bounded,
- * and nothing larger than `maxBytes` is read, compressed or not. An undefined
+ * and nothing beyond the first `maxBytes` is read, compressed or not: the
+ * entries before that limit are returned, marked truncated. An undefined
  * entity reference (`&nbsp;`) is kept as written instead of ending the read.
  *
  * Policy stays with the caller: which schemes and hosts to follow
@@ -83,36 +84,90 @@ const TEXT_TYPES = new Set(['text/plain', 'application/octet-stream', 'applicati
 class Stop extends Error {}
 
 export function parseSitemap(body: Uint8Array, opts: SitemapParseOptions): SitemapParse {
-  const bytes = decompress(body, opts.maxBytes);
-  if (typeof bytes === 'string') return { kind: 'invalid', reason: bytes };
+  const read = decompress(body, opts.maxBytes);
+  if (typeof read === 'string') return { kind: 'invalid', reason: read };
+  const { bytes, cut } = read;
+  // A cut body may end inside a UTF-8 sequence: that last character decodes as U+FFFD.
   const text = new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);
   const start = text.search(/\S/);
-  if (start < 0) return { kind: 'invalid', reason: 'the body is empty' };
+  if (start < 0) return { kind: 'invalid', reason: cut ? `the first ${opts.maxBytes} bytes (max_bytes) are empty` : 'the body is empty' };
+  let parsed: SitemapParse;
   // Leading white space (often left by a template engine) would make the XML declaration an error.
-  if (text[start] === '<') return parseXml(text.slice(start), opts);
-  const mime = opts.contentType?.split(';', 1)[0]?.trim().toLowerCase();
-  if (mime && !TEXT_TYPES.has(mime)) {
-    return { kind: 'invalid', reason: `a ${mime} body that is not XML is not a sitemap` };
+  if (text[start] === '<') parsed = parseXml(text.slice(start), opts);
+  else {
+    const mime = opts.contentType?.split(';', 1)[0]?.trim().toLowerCase();
+    if (mime && !TEXT_TYPES.has(mime)) {
+      return { kind: 'invalid', reason: `a ${mime} body that is not XML is not a sitemap` };
+    }
+    // The last line of a cut text sitemap may be a URL cut short: it is not read.
+    parsed = parseText(cut ? text.slice(0, Math.max(0, text.search(/[\r\n][^\r\n]*$/))) : text, opts.maxUrls);
   }
-  return parseText(text, opts.maxUrls);
+  // What max_bytes cut off is reported as truncation; the entries before it stand.
+  if (cut && parsed.kind !== 'invalid') parsed.truncated = true;
+  return parsed;
 }
 
-/** The gunzipped body (when it starts with the gzip magic bytes), or why it cannot be read. */
-function decompress(body: Uint8Array, maxBytes: number): Uint8Array | string {
+/**
+ * The body, gunzipped when it starts with the gzip magic bytes, at most
+ * `maxBytes` of it (`cut` when there was more); or why it cannot be read.
+ */
+function decompress(body: Uint8Array, maxBytes: number): { bytes: Uint8Array; cut: boolean } | string {
   // A .gz URL or a gzip Content-Type without the magic bytes was already
   // decoded by the HTTP layer (Content-Encoding: gzip), so only the bytes decide.
   if (body[0] !== 0x1f || body[1] !== 0x8b) {
-    return body.byteLength > maxBytes ? `the sitemap is ${body.byteLength} bytes; at most ${maxBytes} are read (max_bytes)` : body;
+    return body.byteLength > maxBytes ? { bytes: body.subarray(0, maxBytes), cut: true } : { bytes: body, cut: false };
   }
+  const whole = gunzipAtMost(body, maxBytes);
+  if (whole !== TOO_LARGE) return typeof whole === 'string' ? whole : { bytes: whole, cut: false };
+  return { bytes: gunzipPrefix(body, maxBytes), cut: true };
+}
+
+const TOO_LARGE = Symbol('too large');
+
+/** The gunzipped bytes, TOO_LARGE past maxBytes, or the gzip error. */
+function gunzipAtMost(compressed: Uint8Array, maxBytes: number): Uint8Array | typeof TOO_LARGE | string {
   try {
     // Z_SYNC_FLUSH: a cut-off stream yields what it holds instead of failing.
-    return gunzipSync(body, { maxOutputLength: maxBytes, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    return gunzipSync(compressed, { maxOutputLength: maxBytes, finishFlush: zlibConstants.Z_SYNC_FLUSH });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-      return `the gzipped sitemap expands beyond ${maxBytes} bytes (max_bytes); decompression stopped there`;
-    }
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return TOO_LARGE;
     return `gzip: ${(err as Error).message}`;
   }
+}
+
+/**
+ * A prefix of the gunzipped body of at least half of maxBytes (when the body
+ * holds that much) and at most maxBytes. The synchronous gunzip gives all or
+ * nothing, so prefixes of the compressed bytes are tried: doubling until one
+ * expands past the limit, then a few halving steps between the last two. The
+ * output of a compressed prefix is a prefix of the whole output, and each try
+ * costs at most maxBytes, about 8 of them in all.
+ */
+function gunzipPrefix(compressed: Uint8Array, maxBytes: number): Uint8Array {
+  let best: Uint8Array = new Uint8Array(0);
+  let lo = 0;
+  let hi = compressed.byteLength;
+  for (let len = 1024; len < hi; len *= 2) {
+    const out = gunzipAtMost(compressed.subarray(0, len), maxBytes);
+    if (out === TOO_LARGE) {
+      hi = len;
+      break;
+    }
+    if (typeof out === 'string') return best;
+    best = out;
+    lo = len;
+  }
+  for (let step = 0; step < 6 && best.byteLength < maxBytes / 2 && hi - lo > 1; step++) {
+    const mid = lo + ((hi - lo) >> 1);
+    const out = gunzipAtMost(compressed.subarray(0, mid), maxBytes);
+    if (out === TOO_LARGE) hi = mid;
+    else if (typeof out === 'string') break;
+    else {
+      best = out;
+      lo = mid;
+    }
+  }
+  return best;
 }
 
 function parseText(text: string, maxUrls: number): SitemapParse {
@@ -251,7 +306,8 @@ const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 /** A trimmed `<loc>`: kept as written when absolute, else resolved against the sitemap URL. */
 function resolveLoc(loc: string, base: string): string | undefined {
   if (loc === '') return undefined;
-  if (SCHEME.test(loc)) return loc;
+  // Kept as written, but only when it is a URL: "http://exa mple.org/" is not one.
+  if (SCHEME.test(loc)) return URL.canParse(loc) ? loc : undefined;
   try {
     return new URL(loc, base).href;
   } catch {

@@ -151,12 +151,16 @@ describe('parseSitemap: gzip and size bounds', () => {
     assert.match(r.reason, /max_bytes/);
     assert.ok(process.memoryUsage().arrayBuffers - before < 32 * 1024 * 1024, 'decompression was not stopped early');
   });
-  it('refuses a plain body larger than maxBytes', () => {
+  it('reads a plain body larger than maxBytes up to maxBytes, and says it truncated', () => {
     const body = Buffer.from(URLSET(100));
     const r = parseSitemap(body, { url: 'http://h.test/sitemap.xml', maxUrls: 1000, maxBytes: body.byteLength - 1 });
-    assert.equal(r.kind, 'invalid');
-    assert.match(r.reason, /max_bytes/);
-    assert.equal(parseSitemap(body, { url: 'http://h.test/sitemap.xml', maxUrls: 1000, maxBytes: body.byteLength }).kind, 'urlset');
+    assert.equal(r.kind, 'urlset');
+    assert.equal(r.truncated, true);
+    assert.equal(locsOf(r).length, 100);
+    const half = parseSitemap(body, { url: 'http://h.test/sitemap.xml', maxUrls: 1000, maxBytes: body.byteLength >> 1 });
+    assert.ok(half.kind === 'urlset' && half.truncated && half.urls.length > 40 && half.urls.length < 60, JSON.stringify(half).slice(0, 100));
+    const whole = parseSitemap(body, { url: 'http://h.test/sitemap.xml', maxUrls: 1000, maxBytes: body.byteLength });
+    assert.ok(whole.kind === 'urlset' && !whole.truncated);
   });
   it('keeps the first maxUrls entries and says it truncated', () => {
     const body = Buffer.from(URLSET(10));
