@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { backtrackingRisk } from '../../src/core/safe-regex.ts';
+import { backtrackingRisk, compileSafeRegex, makeSafe } from '../../src/core/safe-regex.ts';
 import { ROOT } from '../helpers.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
@@ -46,5 +46,26 @@ describe('config validate: regular expressions', () => {
   it('finds what the static check is for, and leaves ordinary patterns alone', () => {
     for (const p of ['(a+)+', '(a|a)*', '(.*)*', '(?:a*)*x', '((ab)*c)*', '(a|ab)+', '(x\\d+)*']) assert.ok(backtrackingRisk(p), p);
     for (const p of ['^https?://[^/]+/(a|b)*$', 'a+b+', '(a{2})+', '[(]+(x)', '\\(a+\\)+', '^/docs/[a-z0-9-]+\\.html$', '(?i)/admin/']) assert.equal(backtrackingRisk(p), undefined, p);
+  });
+
+  it('compiles configured patterns so that catastrophic ones end in milliseconds', () => {
+    for (const [source, flags] of [['^(a+)+$', ''], ['^(a+)+$', 'i'], ['^(a|a)*$', ''], ['^(.*a){12}$', ''], ['^[a-z]{20,}(x+)+$', 'i']] as const) {
+      const re = compileSafeRegex(source, flags, 'test');
+      const started = performance.now();
+      assert.equal(re.test(`${'a'.repeat(40)}!`), false);
+      assert.ok(performance.now() - started < 1000, `/${source}/${flags} took ${performance.now() - started} ms`);
+    }
+  });
+
+  it('keeps the meaning of case-insensitive patterns and large counts', () => {
+    const i = compileSafeRegex('^/Docs/[a-f]{2}(?-i:X)\\.HTML$', 'i', 'test');
+    assert.equal(i.test('/docs/aF' + 'X.html'), true);
+    assert.equal(i.test('/DOCS/Ab' + 'x.html'), false);
+    const n = compileSafeRegex('^\\d{20,40}$', '', 'test');
+    assert.deepEqual([19, 20, 40, 41].map((k) => n.test('1'.repeat(k))), [false, true, true, false]);
+    const r = makeSafe('(a)\\1');
+    assert.equal(r.ok, false);
+    assert.match((r as { reason: string }).reason, /backreference/);
+    assert.throws(() => compileSafeRegex('(', '', 'exclude_uris.regexp'), /exclude_uris\.regexp \/\(\/ is not a valid regular expression/);
   });
 });
