@@ -46,6 +46,7 @@ export interface RegexSource {
 /** `syntax`: not a regular expression at all; `linear`: valid, but it could not run in linear time. */
 export type SafeRegexResult = { ok: true; value: RegexSource } | { ok: false; kind: 'syntax' | 'linear'; reason: string };
 
+const isAscii = (s: string): boolean => [...s].every((c) => c.charCodeAt(0) < 0x80);
 const isAsciiLetter = (c: string): boolean => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 const otherCase = (c: string): string => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
 
@@ -131,14 +132,14 @@ export function foldCase(pattern: string, fold: boolean): string | undefined {
                 if (isAsciiLetter(x)) extra += otherCase(x);
               }
             }
-            if (/[^\x00-\x7f]/.test(lo + hi)) return undefined;
+            if (!isAscii(lo + hi)) return undefined;
           }
           continue;
         }
         cls += atom;
         if (on && ch !== undefined) {
           if (isAsciiLetter(ch)) extra += otherCase(ch);
-          else if (/[^\x00-\x7f]/.test(ch) && ch.toLowerCase() !== ch.toUpperCase()) return undefined;
+          else if (!isAscii(ch) && ch.toLowerCase() !== ch.toUpperCase()) return undefined;
         }
       }
       if (j >= n) return undefined; // unterminated class: let the RegExp constructor report it
