@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError } from '../core/errors.ts';
-import { pathAndQuery, siteOf } from '../core/url.ts';
+import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
@@ -22,7 +22,10 @@ import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
 import type { Io } from './io.ts';
 
 export interface UrlTestResult {
+  /** The URL as judged: normalised as the crawl does (WHATWG, fragment dropped, rewrite_rules, canonicalization, sort_query_params). */
   readonly url: string;
+  /** The URL as given, when normalising changed it. */
+  readonly input?: string;
   readonly allowed: boolean;
   readonly code: string | null;
   readonly decidedBy: string;
@@ -86,17 +89,20 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       const results: UrlTestResult[] = [];
       try {
         for (const raw of urls) {
-          let url: URL;
-          try {
-            url = new URL(raw);
-          } catch {
-            results.push({ url: raw, allowed: false, code: null, decidedBy: 'url', reason: 'not a valid absolute URL', trace: [{ rule: 'url', verdict: 'deny', reason: 'not a valid absolute URL' }] });
+          // The crawl's own normalisation (Crawler.normalize): WHATWG parse without the
+          // fragment, then rewrite_rules and the canonicalization rules.
+          const abs = normalizeUrl(raw);
+          const canonical = abs === undefined ? undefined : rt.canon.canonicalize(abs);
+          if (canonical === undefined) {
+            const why = abs === undefined ? 'not a valid absolute URL' : 'rewrite_rules made it an invalid URL';
+            results.push({ url: raw, allowed: false, code: null, decidedBy: 'url', reason: why, trace: [{ rule: 'url', verdict: 'deny', reason: why }] });
             continue;
           }
-          url.hash = '';
+          const url = new URL(canonical);
+          const input = canonical !== raw ? { input: raw } : {};
           const d = rt.scope.decide({ url, parent: undefined, hops: 0, viaRedirect: false, seed: false }, true);
           const trace = [...d.trace];
-          let result: UrlTestResult = { url: url.href, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace };
+          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace };
           if (d.allowed) {
             // robots.txt last, as in the crawl (it is consulted when the URI is leased).
             let rules = fileRules;
@@ -129,6 +135,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           io.out(JSON.stringify(res));
           continue;
         }
+        if (res.input !== undefined) io.out(`${res.input} normalises to ${res.url}`);
         io.out(`${res.allowed ? 'allowed' : 'denied '} ${res.url}${res.code ? ` (${res.code})` : ''}${res.allowed ? '' : `: ${res.reason}`}`);
         if (opts.explain) {
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));

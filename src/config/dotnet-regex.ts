@@ -5,13 +5,12 @@
  * once, when the configuration is loaded:
  *
  *   .NET                         JavaScript
- *   (?i) (?m) (?s) at the start  the same modifiers wrapped around the pattern: (?ims:…)
- *   (?imsx-imsx:…) groups        (?ims-ims:…) (x is refused)
+ *   (?i) (?m) (?s) at the start  the flags i, m, s (i is then folded by hand, see core/safe-regex.ts)
+ *   (?imsx-imsx:…) groups        (?ims-ims:…) (x is refused; i is folded by hand)
  *   (?'name'…)  \k'name'         (?<name>…)  \k<name>
  *   (?#comment)                  removed
- *   \A  \z  \Z                   ^  $  (?=\n?$)
+ *   \A  \z  \Z                   ^  $  (?:\n?$)  (\Z consumes a final line end, which URLs and header values never have)
  *   \e  \a                       \x1B  \x07
- *   \p{Lu} and other categories  kept, and the pattern is compiled with the u flag
  *   ${name} $0 in replacements   $<name> $&
  *
  * What has no faithful JavaScript equivalent is refused with an error that
@@ -20,6 +19,12 @@
  * (?<a-b>…), \G, named blocks \p{IsGreek}, character-class subtraction
  * [a-z-[aeiou]], inline options in the middle of a pattern, and the n and x
  * options.
+ *
+ * What cannot run in linear time is refused too (core/safe-regex.ts; DESIGN.md
+ * "Safety defaults"): backreferences, lookaheads and lookbehinds, Unicode
+ * categories \p{Lu}, (?m:…) and (?s:…) groups, and case-insensitive matching
+ * of non-ASCII letters. Every other pattern runs in V8's backtracking engine
+ * with the fallback to its linear-time engine, so none can stall a crawl.
  *
  * Group numbers: .NET numbers unnamed groups first and named ones after
  * them; JavaScript numbers all groups left to right. A pattern that mixes
@@ -30,6 +35,7 @@
  * percent-encoding, so rules over URLs and host names behave the same.
  */
 
+import { compileSafeRegex, makeSafe } from '../core/safe-regex.ts';
 import type { Parsed } from './values.ts';
 
 export interface TranslatedRegex {
@@ -53,7 +59,8 @@ export function translateDotNetRegex(pattern: string): Parsed<TranslatedRegex> {
   const leadOpts = /^\(\?([imsnx]+)(?:-([imsnx]+))?\)/.exec(pattern);
   if (leadOpts) {
     if (/[nx]/.test(leadOpts[1]! + (leadOpts[2] ?? ''))) return refuse('the n or x inline option');
-    lead = leadOpts[2] ? `${leadOpts[1]}-${leadOpts[2]}` : leadOpts[1]!;
+    // At the start, (?-x) turns off what is off already: only the options turned on count.
+    lead = [...new Set(leadOpts[1]!)].join('');
     i = leadOpts[0].length;
   }
 
@@ -64,7 +71,7 @@ export function translateDotNetRegex(pattern: string): Parsed<TranslatedRegex> {
       if (e === undefined) return { ok: false, expected: 'a regular expression that does not end in a lone backslash' };
       if (!inClass && e === 'A') out += '^';
       else if (!inClass && e === 'z') out += '$';
-      else if (!inClass && e === 'Z') out += '(?=\\n?$)';
+      else if (!inClass && e === 'Z') out += '(?:\\n?$)';
       else if (e === 'G') return refuse('\\G');
       else if (e === 'e') out += '\\x1B';
       else if (e === 'a' && inClass) out += '\\x07';
@@ -141,21 +148,22 @@ export function translateDotNetRegex(pattern: string): Parsed<TranslatedRegex> {
     out += c;
     i++;
   }
-  const source = lead ? `(?${lead}:${out})` : out;
-  const flags = unicode ? 'u' : '';
+  const flags = lead + (unicode ? 'u' : '');
   try {
-    new RegExp(source, flags);
+    new RegExp(out, flags);
   } catch (err) {
     return { ok: false, expected: `a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})` };
   }
-  return { ok: true, value: { source, flags } };
+  const safe = makeSafe(out, flags);
+  if (!safe.ok) return { ok: false, expected: `a regular expression that can run in linear time (${safe.reason})` };
+  return { ok: true, value: safe.value };
 }
 
 /** Compiles a .NET pattern to a JavaScript RegExp, or throws with the reason. */
 export function compileDotNetRegex(pattern: string): RegExp {
   const t = translateDotNetRegex(pattern);
   if (!t.ok) throw new Error(`cannot use /${pattern}/: expected ${t.expected}`);
-  return new RegExp(t.value.source, t.value.flags);
+  return compileSafeRegex(t.value.source, t.value.flags, `the translation of /${pattern}/`);
 }
 
 /** Translates a .NET replacement string ($1, ${name}, $0, $$) to JavaScript's. */

@@ -8,8 +8,11 @@ import type { Diagnostic } from './diagnostics.ts';
 import { effectiveTree, resolveSettings, SCOPE_SECTIONS, subcollectionNames } from './effective.ts';
 import { locationOf, sameValue, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
+import { backtrackingRisk } from '../core/safe-regex.ts';
+import { parseRewriteRule } from './values.ts';
 
 export function checkRules(c: CollectionConfig, out: Diagnostic[]): void {
+  checkRegexRisks(c, out);
   const nodes: (string | undefined)[] = [undefined, ...c.nodes.keys()];
   const seen = new Set<string>();
   for (const node of nodes) {
@@ -155,4 +158,56 @@ function hasScopeRule(sub: SectionNode): boolean {
     const s = sub.sections.get(name);
     return s !== undefined && [...s.attribs.values()].some((v) => !Array.isArray(v) || v.length > 0);
   });
+}
+
+/**
+ * The patterns in a section that are regular expressions, by parameter:
+ * `regexp` rules (include/exclude_domains, include/exclude_uris),
+ * rewrite_rules (their match part), ecl_override, exclude_headers, and the
+ * `regex` rules of trawl_crawl_rules.
+ */
+function regexPatterns(path: readonly string[], name: string, value: unknown): string[] {
+  const texts = Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : [];
+  if (name === 'regexp' || name === 'ecl_override' || path[0] === 'exclude_headers') return texts;
+  if (name === 'rewrite_rules') {
+    return texts.flatMap((t) => {
+      const r = parseRewriteRule(t);
+      return r.ok ? [r.value.match] : [];
+    });
+  }
+  if (path[0] === 'trawl_crawl_rules' && name === 'rules') {
+    return texts.flatMap((t) => {
+      const m = /^\s*(?:allow|disallow)\s+regex\s+(.+?)\s*$/i.exec(t);
+      return m ? [m[1]!] : [];
+    });
+  }
+  return [];
+}
+
+/**
+ * `config validate` warns about each configured pattern that a backtracking
+ * engine handles badly (core/safe-regex.ts backtrackingRisk: nested
+ * quantifiers, overlapping alternation under a quantifier). Such a pattern
+ * cannot stall trawl (the linear-time fallback), but every match that hits
+ * the slow case costs 50,000 backtracks first, and it may be a mistake.
+ */
+function checkRegexRisks(c: CollectionConfig, out: Diagnostic[]): void {
+  const walk = (s: SectionNode, path: string[], prefix: string): void => {
+    for (const [name, value] of s.attribs) {
+      for (const pattern of regexPatterns(path, name, value)) {
+        const risk = backtrackingRisk(pattern);
+        if (risk === undefined) continue;
+        const param = [...path, name].join('.');
+        const loc = locationOf(c, prefix + param) ?? locationOf(c, prefix + path.join('.')) ?? locationOf(c, '');
+        out.push({
+          severity: 'warning', code: 'TRAWL_ERR_CONFIG_VALUE', collection: c.name, param,
+          message: `the pattern ${JSON.stringify(pattern)} can backtrack badly: ${risk}; trawl runs it safely (linear-time fallback), but each slow match costs time: rewrite it without nested or overlapping repetition`,
+          ...(loc ? { location: loc } : {}),
+        });
+      }
+    }
+    for (const [name, sub] of s.sections) walk(sub, [...path, name], prefix);
+  };
+  walk(c.root, [], '');
+  for (const [node, tree] of c.nodes) walk(tree, [], `@node:${node}.`);
 }

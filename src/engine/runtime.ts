@@ -59,9 +59,15 @@ function parseHeaders(lines: readonly string[]): Record<string, string> {
   return out;
 }
 
-/** RFC 9309 2.2.1: the product token is the name part of the User-Agent ("trawl" of "trawl/0.1.0"). */
+/**
+ * RFC 9309 2.2.1: the product token is the name part of the User-Agent
+ * ("trawl" of "trawl/0.1.0"). Digits are kept ("MJ12bot" of "MJ12bot/v1.4"),
+ * although the RFC's ABNF has none: cut at the first digit, the token would
+ * name another crawler's group (`User-agent: MJ`). robots.ts keeps digits in
+ * user-agent lines too, so `User-agent: MJ12bot` is this crawler's group.
+ */
 export function productTokenOf(userAgent: string | undefined): string {
-  const m = /^([A-Za-z_-]+)/.exec(userAgent ?? '');
+  const m = /^([A-Za-z0-9_-]+)/.exec(userAgent ?? '');
   return m ? m[1]! : PRODUCT_TOKEN;
 }
 

@@ -44,18 +44,103 @@ const CLASSES: Array<[AddressClass, BlockList]> = [
   ['reserved', blocks([['240.0.0.0', 4, 'ipv4'], ['192.0.0.0', 24, 'ipv4'], ['198.18.0.0', 15, 'ipv4'], ['100::', 64, 'ipv6']])],
 ];
 
-/** Unwraps IPv4-mapped IPv6 (::ffff:10.0.0.1) so it is judged as the IPv4 address it is. */
-function unmap(ip: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  return m ? m[1]! : ip;
+/** The 16 bytes of an IPv6 address (`isIP(ip) === 6` already checked), zone dropped. */
+function ipv6Bytes(ipIn: string): Uint8Array {
+  let ip = ipIn.toLowerCase();
+  const zone = ip.indexOf('%');
+  if (zone >= 0) ip = ip.slice(0, zone);
+  const words: number[] = [];
+  const parse = (part: string): number[] => {
+    if (part === '') return [];
+    const out: number[] = [];
+    for (const w of part.split(':')) {
+      if (w.includes('.')) {
+        const [a, b, c, d] = w.split('.').map(Number) as [number, number, number, number];
+        out.push((a << 8) | b, (c << 8) | d);
+      } else out.push(parseInt(w, 16));
+    }
+    return out;
+  };
+  const dbl = ip.indexOf('::');
+  if (dbl >= 0) {
+    const head = parse(ip.slice(0, dbl));
+    const tail = parse(ip.slice(dbl + 2));
+    words.push(...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail);
+  } else words.push(...parse(ip));
+  const bytes = new Uint8Array(16);
+  words.forEach((w, i) => {
+    bytes[2 * i] = w >> 8;
+    bytes[2 * i + 1] = w & 0xff;
+  });
+  return bytes;
 }
 
-export function classifyAddress(ipIn: string): AddressClass {
-  const ip = unmap(ipIn);
+const v4 = (b: ArrayLike<number>, at: number, xor = 0): string =>
+  [0, 1, 2, 3].map((k) => (b[at + k]! ^ xor) & 0xff).join('.');
+
+/**
+ * The IPv4 addresses an IPv6 address carries, by the forms that deliver
+ * packets to (or are treated as) that IPv4 host, so that a private, loopback,
+ * link-local or metadata address cannot be reached by writing it as IPv6:
+ *
+ *   ::ffff:a.b.c.d     IPv4-mapped (RFC 4291 2.5.5.2)
+ *   ::a.b.c.d          IPv4-compatible, deprecated (RFC 4291 2.5.5.1); :: and ::1 are not
+ *   64:ff9b::/96       NAT64 well-known prefix (RFC 6052): the last 32 bits
+ *   64:ff9b:1::/48     NAT64 local-use prefix (RFC 8215): the IPv4 address may sit
+ *                      where RFC 6052 puts it for a /48 (bits 48-63 and 72-87) or a
+ *                      /96 (the last 32 bits); both are returned
+ *   2002::/16          6to4 (RFC 3056): bits 16-47
+ *   2001:0::/32        Teredo (RFC 4380): the client is the last 32 bits, inverted
+ *
+ * `teredo` is true for the Teredo prefix, which is not globally reachable
+ * itself (IANA special-purpose registry).
+ */
+export function embeddedIpv4(ip: string): { v4: string[]; teredo: boolean } {
+  if (isIP(ip) !== 6) return { v4: [], teredo: false };
+  const b = ipv6Bytes(ip);
+  const zeros = (from: number, to: number): boolean => b.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return { v4: [v4(b, 12)], teredo: false };
+  if (zeros(0, 12) && !zeros(12, 15)) return { v4: [v4(b, 12)], teredo: false };
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) {
+    if (zeros(4, 12)) return { v4: [v4(b, 12)], teredo: false };
+    if (b[4] === 0x00 && b[5] === 0x01) {
+      const at48 = v4([b[6]!, b[7]!, b[9]!, b[10]!], 0);
+      return { v4: at48 === '0.0.0.0' ? [v4(b, 12)] : [at48, v4(b, 12)], teredo: false };
+    }
+  }
+  if (b[0] === 0x20 && b[1] === 0x02) return { v4: [v4(b, 2)], teredo: false };
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0) return { v4: [v4(b, 12, 0xff)], teredo: true };
+  return { v4: [], teredo: false };
+}
+
+/** IPv4-mapped IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) as the IPv4 address it is, for the allow and deny lists; any other address unchanged. */
+function unmap(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const b = ipv6Bytes(ip);
+  return b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff ? v4(b, 12) : ip;
+}
+
+function classifyPlain(ip: string): AddressClass {
   if (METADATA.has(ip.toLowerCase())) return 'metadata';
   const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
   for (const [cls, list] of CLASSES) if (list.check(ip, family)) return cls;
   return 'public';
+}
+
+/**
+ * The class of an address. An IPv6 address that carries an IPv4 address
+ * (embeddedIpv4) is judged by it: the first non-public class among the IPv4
+ * addresses it carries; a Teredo address whose client is public is
+ * `reserved` (the prefix is not global).
+ */
+export function classifyAddress(ip: string): AddressClass {
+  const inner = embeddedIpv4(ip);
+  for (const a of inner.v4) {
+    const cls = classifyPlain(a);
+    if (cls !== 'public') return cls;
+  }
+  if (inner.teredo) return 'reserved';
+  return classifyPlain(ip);
 }
 
 function cidrList(list: readonly string[]): BlockList {

@@ -51,6 +51,7 @@
  *   deleted or moved, is always there, so it is implied here.
  */
 
+import { compileSafeRegex } from '../core/safe-regex.ts';
 import { pathAndQuery, siteOf } from '../core/url.ts';
 import type { ScopeRule } from './scope.ts';
 
@@ -112,7 +113,7 @@ function rubyRegexToJs(pattern: string): string {
       else if (n === 'H') throw new Error(`the Ruby escape \\H inside a character class is not supported (at offset ${i - 1})`);
       else if (!inClass && n === 'A') out += '^';
       else if (!inClass && n === 'z') out += '$';
-      else if (!inClass && n === 'Z') out += '(?=\\n?$)';
+      else if (!inClass && n === 'Z') out += '(?:\\n?$)'; // not a lookahead, which could not run in linear time; a path has no line end
       else if (RUBY_ONLY.has(n)) throw new Error(`the Ruby escape \\${n} is not supported (at offset ${i - 1})`);
       else out += `\\${n}`;
       continue;
@@ -124,17 +125,22 @@ function rubyRegexToJs(pattern: string): string {
   return out;
 }
 
-/** The regular expression a rule stands for, matched against a path (and query). */
+/**
+ * The regular expression a rule stands for, matched against a path (and
+ * query). Every kind is compiled by core/safe-regex.ts, so no rule can stall
+ * a match; a `regex` pattern V8's linear-time engine cannot run (a
+ * backreference, a lookahead) is refused with the reason.
+ */
 function compileElasticRule(rule: ElasticRule): RegExp {
   switch (rule.type) {
     case 'begins':
-      return new RegExp(`^${wildcardSource(rule.pattern)}`);
+      return compileSafeRegex(`^${wildcardSource(rule.pattern)}`, '', 'the pattern');
     case 'ends':
-      return new RegExp(`${wildcardSource(rule.pattern)}$`);
+      return compileSafeRegex(`${wildcardSource(rule.pattern)}$`, '', 'the pattern');
     case 'contains':
-      return new RegExp(wildcardSource(rule.pattern));
+      return compileSafeRegex(wildcardSource(rule.pattern), '', 'the pattern');
     case 'regex':
-      return new RegExp(`^(?:${rubyRegexToJs(rule.pattern)})`);
+      return compileSafeRegex(`^(?:${rubyRegexToJs(rule.pattern)})`, '', 'the regex');
   }
 }
 

@@ -76,6 +76,7 @@
  * parameters in that form too (http://www.example.com/, not HTTP://WWW…).
  */
 
+import { makeSafe } from '../core/safe-regex.ts';
 import type { ScopeRule } from './scope.ts';
 
 export interface LockssRule {
@@ -312,12 +313,12 @@ export function compileLockssRules(rules: readonly string[], params: Readonly<Re
       const parsed = parseRuleText(text);
       const values = parsed.args.map((a, n) => evaluate(a.expr, n + 1, params));
       const source = expand(parsed.template, values);
-      let regex: RegExp;
-      try {
-        regex = new RegExp(source);
-      } catch (err) {
-        throw new Error(`the expanded template ${JSON.stringify(source)} is not a valid regular expression (${(err as Error).message})`, { cause: err });
+      // core/safe-regex.ts: a template that cannot run in linear time is refused, so no rule can stall a match.
+      const safe = makeSafe(source);
+      if (!safe.ok) {
+        throw new Error(`the expanded template ${JSON.stringify(source)} is ${safe.kind === 'syntax' ? 'not a valid regular expression' : 'a regular expression that cannot run in linear time'} (${safe.reason})`);
       }
+      const regex = new RegExp(safe.value.source, safe.value.flags);
       return { code: parsed.code, template: parsed.template, args: parsed.args.map((a) => a.text), regex };
     } catch (err) {
       throw new Error(`LOCKSS crawl rule #${i + 1} (${text}): ${(err as Error).message}`, { cause: err });

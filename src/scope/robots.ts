@@ -466,7 +466,7 @@ export function parseRobots(body: string | Uint8Array, opts?: ParseRobotsOptions
   const groups: Group[] = [];
   const sitemaps: string[] = [];
   let current: Group | undefined;
-  let readingAgents = false; // true while consecutive user-agent lines share one group
+  let readingAgents = false; // true until an allow/disallow line: the user-agent lines before it share one group
   let invalidLines = 0;
   let directiveCount = 0;
 
@@ -499,7 +499,10 @@ export function parseRobots(body: string | Uint8Array, opts?: ParseRobotsOptions
         if (current && value !== '') current.rules.push(compileRule(key === 'allow', value, n + 1));
         break;
       case 'crawl-delay': {
-        readingAgents = false;
+        // Not a group member line that ends a run of user-agent lines: Google's
+        // parser (to which it is an unknown key) and crawler-commons keep
+        // `User-agent: a` / `Crawl-delay: 5` / `User-agent: b` / `Disallow: /x`
+        // one group for a and b, and so does trawl.
         const delayS = parseDelayS(value);
         if (delayS === undefined) {
           invalidLines++;

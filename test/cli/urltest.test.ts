@@ -81,4 +81,43 @@ describe('trawl urltest', () => {
     assert.equal(r.code, 66);
     assert.match(r.err, /missing\.xml: error TRAWL_ERR_IO/);
   });
+
+  // Regression: a catastrophic rule regex hung urltest (and would hang a crawl).
+  it('returns at once for catastrophic rule regexes on a long URL (linear-time fallback)', () => {
+    const slow = join(dir, 'slow.xml');
+    writeFileSync(slow, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="t">
+  <section name="include_domains"><attrib name="suffix" type="list-string"><member>example.com</member></attrib></section>
+  <section name="exclude_uris"><attrib name="regexp" type="list-string"><member>^http://docs\\.example\\.com/(a+)+$</member><member>(?i)/(A|a)*$</member></attrib></section>
+  <section name="trawl_crawl_rules"><section name="http://docs.example.com"><attrib name="rules" type="list-string"><member>disallow regex /(a*)*$</member></attrib></section></section>
+  <attrib name="rewrite_rules" type="list-string"><member>#^(.*a)*x$#y#</member></attrib>
+</DomainSpecification></CrawlerConfig>`);
+    const url = `http://docs.example.com/${'a'.repeat(40)}b`;
+    const started = Date.now();
+    const r = spawnSync(process.execPath, [BIN, 'urltest', slow, '--no-fetch-robots', url], { encoding: 'utf8', timeout: 30_000 });
+    const tookMs = Date.now() - started;
+    assert.equal(r.signal, null, `urltest was killed after ${tookMs} ms: it stalled`);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), `allowed ${url}`);
+    assert.ok(tookMs < 10_000, `took ${tookMs} ms`);
+  });
+
+  it('judges the URL as the crawl normalises it, and shows the normalised form', () => {
+    const canon = join(dir, 'canon.xml');
+    writeFileSync(canon, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="t">
+  <section name="include_domains"><attrib name="suffix" type="list-string"><member>example.com</member></attrib></section>
+  <section name="exclude_uris"><attrib name="prefix" type="list-string"><member>http://docs.example.com/new/</member></attrib></section>
+  <attrib name="sort_query_params" type="boolean">yes</attrib>
+  <attrib name="rewrite_rules" type="list-string"><member>#/old/#/new/#</member></attrib>
+</DomainSpecification></CrawlerConfig>`);
+    const r = urltest(canon, '--no-fetch-robots', 'http://DOCS.example.com/old/page?z=1&a=2#top', 'http://docs.example.com/kept?a=1');
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(r.out.trim().split('\n'), [
+      'http://DOCS.example.com/old/page?z=1&a=2#top normalises to http://docs.example.com/new/page?a=2&z=1',
+      'denied  http://docs.example.com/new/page?a=2&z=1 (ur): ' + r.out.split('\n')[1]!.split('(ur): ')[1],
+      'allowed http://docs.example.com/kept?a=1',
+    ]);
+    const j = urltest(canon, '--no-fetch-robots', '--json', 'http://docs.example.com/old/x#f');
+    const row = JSON.parse(j.out) as { url: string; input?: string; allowed: boolean };
+    assert.deepEqual([row.url, row.input, row.allowed], ['http://docs.example.com/new/x', 'http://docs.example.com/old/x#f', false]);
+  });
 });

@@ -14,6 +14,40 @@ describe('egress', () => {
   ];
   for (const [ip, cls] of classes) it(`${ip} is ${cls}`, () => assert.equal(classifyAddress(ip), cls));
 
+  // IPv6 forms that carry an IPv4 address are judged by it (classification only: nothing here is connected to).
+  const embedded: Array<[string, string, string]> = [
+    ['::ffff:7f00:1', 'loopback', 'IPv4-mapped, hexadecimal tail'],
+    ['::ffff:a9fe:a9fe', 'metadata', 'IPv4-mapped metadata address'],
+    ['::127.0.0.1', 'loopback', 'IPv4-compatible (deprecated)'],
+    ['::a00:1', 'private', 'IPv4-compatible, hexadecimal tail'],
+    ['::8.8.8.8', 'public', 'IPv4-compatible public address'],
+    ['64:ff9b::10.0.0.1', 'private', 'NAT64 well-known prefix'],
+    ['64:ff9b::a9fe:a9fe', 'metadata', 'NAT64 to 169.254.169.254'],
+    ['64:ff9b::7f00:1', 'loopback', 'NAT64 to 127.0.0.1'],
+    ['64:ff9b::808:808', 'public', 'NAT64 to 8.8.8.8'],
+    ['64:ff9b:1::c0a8:101', 'private', 'NAT64 local-use prefix, /96 layout (192.168.1.1)'],
+    ['64:ff9b:1:a9fe:a9:fe00::', 'metadata', 'NAT64 local-use prefix, RFC 6052 /48 layout (169.254.169.254)'],
+    ['2002:a9fe:a9fe::1', 'metadata', '6to4 of 169.254.169.254'],
+    ['2002:7f00:1::', 'loopback', '6to4 of 127.0.0.1'],
+    ['2002:c0a8:0101:1::1', 'private', '6to4 of 192.168.1.1'],
+    ['2002:0808:0808::1', 'public', '6to4 of 8.8.8.8'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback', 'Teredo, client 127.0.0.1 (inverted)'],
+    ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private', 'Teredo, client 10.0.0.1 (inverted)'],
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'metadata', 'Teredo, client 169.254.169.254 (inverted)'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'reserved', 'Teredo with a public client: the prefix is not global'],
+    ['2001:4860::7f00:1', 'public', 'outside 2001::/32: not Teredo'],
+  ];
+  for (const [ip, cls, what] of embedded) it(`${ip} is ${cls} (${what})`, () => assert.equal(classifyAddress(ip), cls));
+
+  it('refuses a mapped, NAT64 or 6to4 form of a loopback address as loopback, naming the switch', () => {
+    const c = new EgressChecker(closed);
+    for (const ip of ['::ffff:7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::']) {
+      const d = c.check(ip);
+      assert.equal(d.allowed, false, ip);
+      assert.match(d.reason ?? '', /loopback address; refused unless trawl_egress\.allow_loopback/, ip);
+    }
+  });
+
   it('refuses loopback, private, link-local and metadata by default, naming the switch', () => {
     const c = new EgressChecker(closed);
     assert.equal(c.check('8.8.8.8').allowed, true);
