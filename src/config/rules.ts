@@ -8,6 +8,7 @@ import type { Diagnostic } from './diagnostics.ts';
 import { effectiveTree, resolveSettings, SCOPE_SECTIONS, subcollectionNames } from './effective.ts';
 import { locationOf, sameValue, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
+import { maskUrl } from './secrets.ts';
 
 export function checkRules(c: CollectionConfig, out: Diagnostic[]): void {
   const nodes: (string | undefined)[] = [undefined, ...c.nodes.keys()];
@@ -144,7 +145,7 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
     else if (s.type === 'elasticsearch') {
       const u = s.url !== undefined && URL.canParse(s.url) ? new URL(s.url) : undefined;
       if (!s.url) add(`${at}.url`, `${at}: the elasticsearch sink needs url before anything can be fed to it`, false, true);
-      else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(s.url)} is not an http(s) URL`);
+      else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(maskUrl(s.url))} is not an http(s) URL`);
     }
   }
   return out;
