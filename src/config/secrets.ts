@@ -124,8 +124,12 @@ export function maskUrl(text: string): string {
   return text.replace(URL_USERINFO, (_all, scheme: string, user: string, pw: string) => `${scheme}${user}:${keepEncrypted(pw)}@`);
 }
 
-/** `Name: value` or `name=value` where the name is a secret header (or looks like one). */
-const SECRET_PAIR = new RegExp(`([A-Za-z0-9_-]*(?:${SECRET_HEADER.source})[A-Za-z0-9_-]*)(\\s*[:=]\\s*)([^\\r\\n"'&;,<>]+)`, 'gi');
+/**
+ * `Name: value` or `name=value` in free text where the name, as a whole word,
+ * is a secret header or form field. Narrower than SECRET_HEADER, so that
+ * prose (`TRAWL_ERR_SECRET_KEY: …`) is left alone.
+ */
+const SECRET_PAIR = /(?<![A-Za-z0-9_-])((?:proxy-)?authorization|(?:set-)?cookie|(?:x-)?api[-_]?key|(?:x-)?(?:auth|access|refresh|csrf|xsrf|session)?[-_]?token|passw(?:or)?d|pass|pwd|(?:client[-_]?)?secret|session(?:[-_]?id)?)(?![A-Za-z0-9_-])(\s*[:=]\s*)([^\r\n"'&;,<>]+)/gi;
 
 /**
  * Free text (a log line, an error message, a reply) with the secrets it may

@@ -235,7 +235,7 @@ describe('secrets never leak', () => {
     assert.ok(site.seen.some((s) => s.path === '/a'), JSON.stringify(site.seen.map((s) => s.path)));
     assert.ok(log.includes(`"url":"http://su:${MASK}@127.0.0.1`), log);
     // The sink's refusal is in the log, with the credentials it quoted masked.
-    assert.match(log, /_bulk answered 401: missing authentication credentials: \*{8}/);
+    assert.match(log, /_bulk answered 401: missing authentication credentials: authorization: \*{8}/);
     // …and the secrets were used for real.
     const page = site.seen.find((s) => s.path === '/')!;
     assert.equal(page.headers.authorization, `Bearer ${CLEAR.authorization}`);
