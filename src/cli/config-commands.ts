@@ -2,7 +2,7 @@
  * `trawl config …`: validate, show, convert, encrypt, keygen.
  */
 
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError } from '../core/errors.ts';
@@ -114,7 +114,8 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
       if (opts.to !== 'xml') throw new TrawlError('TRAWL_ERR_USAGE', `--to must be xml, not ${JSON.stringify(opts.to)}`);
       const xml = writeConfigXml({ collections: loadOrFail(io, file) });
       if (opts.out !== undefined) {
-        writeFileSync(opts.out, xml);
+        // The converted configuration keeps its secrets: a file for its owner only.
+        writeFileSync(opts.out, xml, { mode: 0o600 });
         io.err(`trawl: wrote ${opts.out}`);
       } else io.out(xml.trimEnd());
     });
@@ -132,8 +133,9 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
   ).action((opts: { keyFile?: string; data: string; force?: boolean }) => {
     const path = opts.keyFile ?? keyFilePath(opts.data);
     if (existsSync(path) && !opts.force) throw new TrawlError('TRAWL_ERR_USAGE', `${path} exists; pass --force to replace it (values encrypted with it will no longer decrypt)`);
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     writeFileSync(path, generateKeyBytes(), { mode: 0o600 });
+    chmodSync(path, 0o600); // a replaced file keeps its old mode otherwise
     io.out(`wrote ${path}`);
   });
 

@@ -17,6 +17,7 @@ import { readConfigFile } from '../config/load.ts';
 import { mergeSections } from '../config/merge.ts';
 import { emptyCollection, emptySection, type CollectionConfig, type SectionNode } from '../config/model.ts';
 import { checkRules } from '../config/rules.ts';
+import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/crawler.ts';
 import { collectionFeeder } from '../sinks/collection-feeder.ts';
@@ -25,6 +26,7 @@ import { destinationsOf, pausedByConfig } from '../sinks/feeding.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import { openContentStore } from '../store/open-content-store.ts';
 import type { Io } from './io.ts';
+import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
 
 /**
@@ -84,7 +86,7 @@ function summaryText(s: CycleSummary & { feeding?: FeedingSummary }): string {
   const f = s.feeding;
   if (f) {
     lines.push(`  fed ${f.PPFed} documents (${f.PPAdded} new, ${f.PPModified} updated), ${f.PPDeleted} deletions, ${f.PPFailed} refused` +
-      `${f.waiting > 0 ? `; ${f.waiting} waiting for the next run${f.lastError ? ` (${f.lastError})` : ' (a paused destination)'}` : ''}`);
+      `${f.waiting > 0 ? `; ${f.waiting} waiting for the next run${f.lastError ? ` (${maskText(f.lastError)})` : ' (a paused destination)'}` : ''}`);
   }
   hist('HTTP status', s.httpStatus);
   hist('URIs skipped', s.uriSkips);
@@ -124,11 +126,12 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href)), baseDir: process.cwd() });
       if (collections.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'nothing to crawl: give a configuration file or a URL');
 
-      mkdirSync(opts.data, { recursive: true });
+      // The data directory holds the stored configurations (secrets included): its owner's only.
+      mkdirSync(opts.data, { recursive: true, mode: 0o700 });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
-      mkdirSync(join(opts.data, 'logs'), { recursive: true });
+      mkdirSync(join(opts.data, 'logs'), { recursive: true, mode: 0o700 });
       const logFile = new LogFile(join(opts.data, 'logs', 'crawl.log'));
-      const log = pino({ base: undefined, timestamp: isoTimeEachMs() }, logFile);
+      const log = pino({ base: undefined, timestamp: isoTimeEachMs(), ...maskingLogOptions() }, logFile);
       // Every collection is known before any runs, so send_links_to can reach one that runs later.
       for (const { config } of collections) {
         if (!(await store.getCollection(config.name))) await store.putCollection(config.name, writeConfigXml(config), Date.now());

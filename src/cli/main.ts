@@ -7,6 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { ERROR_CODES, isTrawlError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
+import { maskText } from '../config/secrets.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { registerCrawlCommand } from './crawl-command.ts';
 import { registerUrltestCommand } from './urltest-command.ts';
@@ -48,10 +49,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       return err.exitCode === 0 ? 0 : ERROR_CODES.TRAWL_ERR_USAGE.exitCode;
     }
     if (isTrawlError(err)) {
-      io.err(`trawl: ${err.describe()}`);
+      // A message may quote a URL or header a user wrote: masked like every printed value.
+      io.err(`trawl: ${maskText(err.describe())}`);
       return err.exitCode;
     }
-    io.err(`trawl: TRAWL_ERR_INTERNAL: ${(err as Error).stack ?? String(err)}`);
+    io.err(`trawl: TRAWL_ERR_INTERNAL: ${maskText((err as Error).stack ?? String(err))}`);
     return ERROR_CODES.TRAWL_ERR_INTERNAL.exitCode;
   }
 }

@@ -13,6 +13,7 @@ import { TrawlError } from '../core/errors.ts';
 import { isoTimeEachMs } from '../core/log-file.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
+import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
@@ -56,8 +57,9 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
       // all) would otherwise load Fastify and the service too (about 130
       // modules kept in memory for nothing; bench/README.md, peak RSS).
       const [{ buildAdminServer }, { CrawlerService }] = await Promise.all([import('../admin/server.ts'), import('../service/crawler-service.ts')]);
-      mkdirSync(opts.data, { recursive: true });
-      const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs() });
+      // The data directory holds the stored configurations (secrets included): its owner's only.
+      mkdirSync(opts.data, { recursive: true, mode: 0o700 });
+      const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs(), ...maskingLogOptions() });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       const service = new CrawlerService({
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles,

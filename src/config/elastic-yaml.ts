@@ -88,6 +88,7 @@ import { childSection, emptySection, setLocations, type CollectionConfig, type S
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
 import { checkRules } from './rules.ts';
 import type { AttribDef, ParamValue, SectionDef } from './schema.ts';
+import { describeSecretValue } from './secrets.ts';
 import { INT32_MAX, INT32_MIN } from './values.ts';
 import { writeConfigXml } from './writer.ts';
 import { readConfigXml, type ReadResult } from './xml-reader.ts';
@@ -618,7 +619,7 @@ class Builder {
   }
 
   private bad(at: At, path: readonly string[], def: AttribDef, v: ParamValue, problem: string): void {
-    this.r.error(at, `expected ${problem} for ${path.join('.')}, got ${describe(v, def.secret === true || isSecret(at.path))}`);
+    this.r.error(at, `expected ${problem} for ${path.join('.')}, got ${def.secret !== undefined && typeof v === 'string' ? describeSecretValue(def, v) : describe(v, def.secret !== undefined || isSecret(at.path))}`);
   }
 
   /** Sets a scalar (or a whole list); false when the value is refused. */

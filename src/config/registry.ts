@@ -336,12 +336,12 @@ const FOCUSED = section({
 
 const PASSWD = section({
   name: 'passwd', key: 'passwd', meaning: 'Credentials for HTTP authentication, by URI prefix or realm.', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', type: 'string', secret: true, check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
+  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
 });
 
 const FTP_ACCT = section({
   name: 'ftp_acct', key: 'ftpAcct', meaning: 'FTP accounts, by site name.', spec: 'MS-FSCCFG 2.2.4.21', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<site>', key: 'account', type: 'string', secret: true, check: checkFtpAccount, nameCheck: checkHostName, meaning: 'username:password for FTP on that site.', spec: 'MS-FSCCFG 2.2.4.21' }),
+  dynamicAttrib: attrib({ name: '<site>', key: 'account', type: 'string', secret: 'credentials', check: checkFtpAccount, nameCheck: checkHostName, meaning: 'username:password for FTP on that site.', spec: 'MS-FSCCFG 2.2.4.21' }),
 });
 
 const EXCLUDE_HEADERS = section({
@@ -410,7 +410,7 @@ const CRAWLMODE = section({
 
 const POST_PAYLOAD = section({
   name: 'post_payload', key: 'postPayload', meaning: 'Payloads POSTed to matching URIs.', spec: 'MS-FSCCFG 2.2.4.29', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri or prefix:uri>', key: 'payload', type: 'string', nameCheck: checkPostPayloadName, meaning: 'The body POSTed to the URI (exact) or to URIs with the prefix.', spec: 'MS-FSCCFG 2.2.4.29' }),
+  dynamicAttrib: attrib({ name: '<uri or prefix:uri>', key: 'payload', type: 'string', secret: 'value', nameCheck: checkPostPayloadName, meaning: 'The body POSTed to the URI (exact) or to URIs with the prefix.', spec: 'MS-FSCCFG 2.2.4.29' }),
 });
 
 // ------------------------------------------------------------------ 2.2.4.30
@@ -418,7 +418,7 @@ const POST_PAYLOAD = section({
 const RSS = section({
   name: 'rss', key: 'rss', sub: true, meaning: 'RSS/Atom channel support.', spec: 'MS-FSCCFG 2.2.4.30', sections: [],
   attribs: [
-    attrib({ name: 'start_uris', key: 'startUris', type: 'list-string', check: checkAbsoluteHttpUri, meaning: 'Start URIs of RSS channel documents.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'start_uris', key: 'startUris', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Start URIs of RSS channel documents.', spec: 'MS-FSCCFG 2.2.4.30' }),
     attrib({ name: 'start_uri_files', key: 'startUriFiles', type: 'list-string', meaning: 'Files with one RSS channel URI per line.', spec: 'MS-FSCCFG 2.2.4.30' }),
     attrib({ name: 'auto_discover', key: 'autoDiscover', type: 'boolean', default: false, meaning: 'Discover new channels from links in HTML.', spec: 'MS-FSCCFG 2.2.4.30' }),
     attrib({ name: 'follow_links', key: 'followLinks', type: 'boolean', default: true, meaning: 'Follow links from HTML documents found in a channel.', spec: 'MS-FSCCFG 2.2.4.30' }),
@@ -434,21 +434,21 @@ const RSS = section({
 
 const PARAMETERS = section({
   name: 'parameters', key: 'parameters', meaning: 'Form variables of the login form.', spec: 'MS-FSCCFG 2.2.4.32', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<variable>', key: 'value', type: 'string', meaning: 'The value submitted for that form variable.', spec: 'MS-FSCCFG 2.2.4.32' }),
+  dynamicAttrib: attrib({ name: '<variable>', key: 'value', type: 'string', secret: 'value', meaning: 'The value submitted for that form variable.', spec: 'MS-FSCCFG 2.2.4.32' }),
 });
 
 export const LOGIN = section({
   name: '<login>', key: 'login', nameCheck: checkSectionName, meaning: 'One HTML form login; also written as a <Login> element.', spec: 'MS-FSCCFG 2.2.4.31',
   sections: [PARAMETERS],
   attribs: [
-    attrib({ name: 'preload', key: 'preload', type: 'string', check: checkAbsoluteHttpUri, meaning: 'Page fetched before the login form is processed.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'preload', key: 'preload', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Page fetched before the login form is processed.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'scheme', key: 'scheme', type: 'string', allowed: ['http', 'https'], meaning: 'Scheme of the login site: http or https.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'site', key: 'site', type: 'string', check: checkHostName, meaning: 'Host name of the login form page.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'form', key: 'form', type: 'string', meaning: 'Path of the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'action', key: 'action', type: 'string', allowed: ['GET', 'POST'], meaning: 'Form method: GET or POST.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'sites', key: 'sites', type: 'list-string', check: checkHostName, meaning: 'Sites to log into before crawling them.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'ttl', key: 'ttlS', type: 'integer', min: 0, unit: 's', meaning: 'Time after which the crawler logs in again.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'html_form', key: 'htmlForm', type: 'string', check: checkAbsoluteHttpUri, meaning: 'URI of the page that holds the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'html_form', key: 'htmlForm', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'URI of the page that holds the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'autofill', key: 'autofill', type: 'boolean', meaning: 'Fill the form automatically (needs html_form).', spec: 'MS-FSCCFG 2.2.4.31' }),
     attrib({ name: 'relogin_if_failed', key: 'reloginIfFailed', type: 'boolean', meaning: 'Try to log in again after ttl seconds when the login failed.', spec: 'MS-FSCCFG 2.2.4.31' }),
   ],
@@ -494,7 +494,7 @@ const TRAWL_LIMITS = section({
 const SITEMAPS = section({
   name: 'trawl_sitemaps', key: 'sitemaps', meaning: 'Sitemap discovery and bounds (use_sitemaps turns sitemaps on).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'urls', key: 'urls', type: 'list-string', check: checkAbsoluteHttpUri, meaning: 'Sitemap URLs fetched besides those robots.txt names.', spec: X }),
+    attrib({ name: 'urls', key: 'urls', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Sitemap URLs fetched besides those robots.txt names.', spec: X }),
     attrib({ name: 'robots_discovery', key: 'robotsDiscovery', type: 'boolean', default: true, meaning: 'Read Sitemap: lines of robots.txt.', spec: X }),
     attrib({ name: 'max_bytes', key: 'maxBytes', type: 'integer', default: 52428800, min: 1, unit: 'bytes', meaning: 'Largest (decompressed) sitemap read.', spec: X }),
     attrib({ name: 'max_urls', key: 'maxUrls', type: 'integer', default: 50000, min: 1, meaning: 'URLs read from one sitemap at most.', spec: X }),
@@ -526,12 +526,12 @@ const SINK = section({
   attribs: [
     attrib({ name: 'type', key: 'type', type: 'string', allowed: ['console', 'file', 'elasticsearch', 'repository', 'jms', 'warc'], meaning: 'Sink type: console (JSON lines on stdout), file (one JSON file per document), elasticsearch (_bulk API); repository, jms and warc are reserved and refused by this version.', spec: X }),
     attrib({ name: 'output_dir', key: 'outputDir', type: 'string', meaning: 'Directory the file sink writes <content collection>/<sha1 of URL>.json under.', spec: X }),
-    attrib({ name: 'url', key: 'url', type: 'string', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
+    attrib({ name: 'url', key: 'url', type: 'string', secret: 'url', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
     attrib({ name: 'index', key: 'index', type: 'string', meaning: 'Search index name; default: the content collection name, lower-cased.', spec: X }),
     attrib({ name: 'pipeline', key: 'pipeline', type: 'string', meaning: 'Ingest pipeline the documents go through (?pipeline=).', spec: X }),
     attrib({ name: 'username', key: 'username', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
-    attrib({ name: 'password', key: 'password', type: 'string', secret: true, meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
-    attrib({ name: 'api_key', key: 'apiKey', type: 'string', secret: true, meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'password', key: 'password', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'api_key', key: 'apiKey', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
   ],
 });
 
@@ -601,14 +601,14 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'delay', key: 'delayS', type: 'real', default: 60.0, min: 0, unit: 's', sub: true, meaning: 'Time between the starts of two requests to one site.', spec: S }),
   attrib({ name: 'refresh', key: 'refreshMin', type: 'real', default: 1500.0, min: 0, unit: 'min', sub: true, meaning: 'Length of a refresh cycle.', spec: S }),
   attrib({ name: 'robots', key: 'robots', type: 'boolean', default: true, meaning: 'Obey robots.txt.', spec: S }),
-  attrib({ name: 'start_uris', key: 'startUris', type: 'list-string', check: checkAbsoluteHttpUri, sub: true, meaning: 'Start URIs.', spec: S }),
+  attrib({ name: 'start_uris', key: 'startUris', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', sub: true, meaning: 'Start URIs.', spec: S }),
   attrib({ name: 'start_uri_files', key: 'startUriFiles', type: 'list-string', sub: true, meaning: 'Files with one start URI per line.', spec: S }),
   attrib({ name: 'max_sites', key: 'maxSites', type: 'integer', default: 128, min: 1, meaning: 'Sites crawled at once.', spec: S }),
   attrib({ name: 'mirror_site_files', key: 'mirrorSiteFiles', type: 'list-string', meaning: 'Files of space-separated mirror sites, preferred name first.', spec: S }),
-  attrib({ name: 'proxy', key: 'proxy', type: 'list-string', check: checkProxy, secret: true, sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)"; the password may be !ENC! encrypted.', spec: S }),
+  attrib({ name: 'proxy', key: 'proxy', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)"; the password may be !ENC! encrypted.', spec: S }),
   attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Connections open per proxy at once.', spec: S }),
   // The spec's default names FAST's crawler; trawl's names trawl and its version.
-  attrib({ name: 'headers', key: 'headers', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, sub: true, meaning: 'Extra HTTP request headers, "Name: value".', spec: S }),
+  attrib({ name: 'headers', key: 'headers', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value".', spec: S }),
   attrib({ name: 'cut_off', key: 'cutOffBytes', type: 'integer', min: 0, unit: 'bytes', sub: true, meaning: 'Largest document; larger ones are truncated or dropped (see truncate).', spec: S }),
   attrib({ name: 'truncate', key: 'truncate', type: 'boolean', default: true, meaning: 'Truncate documents over cut_off instead of dropping them.', spec: S }),
   attrib({ name: 'check_meta_robots', key: 'checkMetaRobots', type: 'boolean', default: true, meaning: 'Obey noindex and nofollow in robots META tags.', spec: S }),

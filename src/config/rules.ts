@@ -10,6 +10,7 @@ import { locationOf, sameValue, type CollectionConfig, type SectionNode } from '
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
 import { backtrackingRisk } from '../core/safe-regex.ts';
 import { parseRewriteRule } from './values.ts';
+import { maskUrl } from './secrets.ts';
 
 export function checkRules(c: CollectionConfig, out: Diagnostic[]): void {
   checkRegexRisks(c, out);
@@ -147,7 +148,7 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
     else if (s.type === 'elasticsearch') {
       const u = s.url !== undefined && URL.canParse(s.url) ? new URL(s.url) : undefined;
       if (!s.url) add(`${at}.url`, `${at}: the elasticsearch sink needs url before anything can be fed to it`, false, true);
-      else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(s.url)} is not an http(s) URL`);
+      else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(maskUrl(s.url))} is not an http(s) URL`);
     }
   }
   return out;

@@ -11,6 +11,16 @@
  * validator, writer, merge, the README's reference) is driven by it.
  */
 
+/**
+ * How a secret parameter is masked when printed (`secrets.ts` maskValue):
+ *   value        the whole value                       (post_payload, login parameters, sink password)
+ *   credentials  the password field of user:password…  (passwd, ftp_acct)
+ *   proxy        the password of (http://)(user:password@)host(:port)
+ *   headers      the value of a secret header line      (Authorization, Cookie, …)
+ *   url          the password of URL userinfo           (start URIs, sink URLs)
+ */
+export type SecretKind = 'value' | 'credentials' | 'proxy' | 'headers' | 'url';
+
 export type ParamType = 'boolean' | 'integer' | 'real' | 'string' | 'list-string';
 export type ParamValue = boolean | number | string | readonly string[];
 
@@ -40,8 +50,8 @@ export interface AttribDef {
   readonly check?: (text: string) => string | undefined;
   /** Other spellings that are read as this parameter (the spec's contradictions). */
   readonly aliases?: readonly string[];
-  /** Redacted wherever a configuration is printed or logged. */
-  readonly secret?: boolean;
+  /** Masked (as this kind says) wherever a configuration is printed or logged. */
+  readonly secret?: SecretKind;
   /** Allowed inside a sub-collection (MS-FSCCFG 2.2.4.33). */
   readonly sub?: boolean;
   /** For a dynamic attrib: checks the user's name; returns what was expected when it fails. */

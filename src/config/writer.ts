@@ -18,7 +18,7 @@ import { mergeSections } from './merge.ts';
 import { emptySection, sameValue, type CollectionConfig, type ConfigDocument, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
 import type { AttribDef, ParamValue, SectionDef } from './schema.ts';
-import { redactValue } from './secrets.ts';
+import { maskValue } from './secrets.ts';
 
 export type WriteMode = 'explicit' | 'complete' | 'changed';
 
@@ -59,7 +59,7 @@ function writeSectionBody(lines: string[], def: SectionDef, node: SectionNode, i
   for (const name of [...fixedA, ...dynA]) {
     const adef = childDefs(def, name, 'attrib') as AttribDef;
     let value = node.attribs.get(name)!;
-    if (opts.redact) value = redactValue(adef, value);
+    if (opts.redact) value = maskValue(adef, value);
     const open = `${indent}<attrib name="${escapeXml(name)}" type="${adef.type}">`;
     if (Array.isArray(value)) {
       if (value.length === 0) {

@@ -16,6 +16,7 @@ import { childSection, emptyCollection, setLocations, type CollectionConfig, typ
 import { COLLECTION, findAttrib, findSection, listRegistry, LOGIN, SUBCOLLECTION, SUBDOMAINS } from './registry.ts';
 import { checkRules } from './rules.ts';
 import type { AttribDef, ParamValue, SectionDef } from './schema.ts';
+import { describeSecretValue } from './secrets.ts';
 import { parseBoolean, parseInteger, parseReal } from './values.ts';
 
 export interface ReadResult {
@@ -125,8 +126,9 @@ function reportUnknown(kind: 'attrib' | 'section', name: string, el: XmlElement,
   });
 }
 
+/** A value quoted in a diagnostic: secrets masked as the registry says (secrets.ts), long values cut. */
 function describeValue(def: AttribDef, text: string): string {
-  return def.secret ? '(value hidden)' : JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+  return describeSecretValue(def, text);
 }
 
 /** Parses and checks one scalar value; reports and returns undefined when it is wrong. */

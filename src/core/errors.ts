@@ -50,6 +50,10 @@ export const ERROR_CODES = {
     summary: 'A setting of the Elastic crawler YAML has no trawl equivalent yet (reported, never dropped silently).',
     exitCode: 65,
   },
+  TRAWL_ERR_CONFIG_MASKED: {
+    summary: 'A configuration sent back (CollectionAdd) holds the mask ******** where the collection has no stored secret to keep.',
+    exitCode: 65,
+  },
   TRAWL_ERR_CONFIG_NOT_FOUND: { summary: 'A named collection, sub-collection or node is not in the configuration.', exitCode: 65 },
 
   TRAWL_ERR_XMLRPC_PARSE: {

@@ -48,8 +48,9 @@ export class LogFile {
 
   constructor(path: string) {
     this.path = path;
-    mkdirSync(dirname(path), { recursive: true });
-    this.fd = openSync(path, 'a');
+    // Crawl logs name every URL fetched: the owner's only, like the data directory.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    this.fd = openSync(path, 'a', 0o600);
     this.timer = setInterval(() => this.flush(), FLUSH_MS);
     this.timer.unref();
     process.on('exit', this.onExit);

@@ -23,7 +23,7 @@ import { resolveSettings } from '../config/effective.ts';
 import { mergeCollections } from '../config/merge.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { checkRules } from '../config/rules.ts';
-import { redactCollection } from '../config/secrets.ts';
+import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
 import { CollectionCrawl, queueSentLinks } from '../engine/crawler.ts';
@@ -368,7 +368,10 @@ export class CrawlerService {
       if (this.deleting.has(partial.name)) throw new TrawlError('TRAWL_ERR_CONFIG_DUPLICATE', `collection ${JSON.stringify(partial.name)} is being deleted; add it again once it is gone`);
       if (partial.name.startsWith('\u0000') || partial.name === 'dspec' || partial.name === 'global') throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `"${partial.name}" cannot be a collection name (it is a key of the statistics structure)`);
       const existing = this.runners.get(partial.name);
-      const merged = existing ? mergeCollections(existing.config, partial) : partial;
+      // A configuration got with CollectionGetConfigurationXML has its secrets
+      // masked: each mask is the stored secret at the same path again.
+      const restored = restoreMasked(partial, existing?.config);
+      const merged = existing ? mergeCollections(existing.config, restored) : restored;
       const problems: Diagnostic[] = [];
       checkRules(merged, problems);
       if (hasErrors(problems)) throw new TrawlError('TRAWL_ERR_CONFIG_RULE', problems.filter((d) => d.severity === 'error').map(describe).join('; '));
@@ -411,7 +414,8 @@ export class CrawlerService {
   }
 
   configXml(name: string): string {
-    // Secrets stay as they were written when encrypted (!ENC!), masked when in clear.
+    // Secrets stay as they were written when encrypted (!ENC!), masked when in
+    // clear (secrets.ts); CollectionAdd puts the stored ones back for the masks.
     return writeConfigXml(redactCollection(this.runner(name).config), { mode: 'complete' });
   }
 

@@ -12,6 +12,7 @@
 
 import { request } from 'undici';
 import { TrawlError } from '../core/errors.ts';
+import { maskText } from '../config/secrets.ts';
 import type { Sink, SinkOp, SinkResult, SinkSettings } from './sink.ts';
 
 interface BulkItem {
@@ -34,12 +35,21 @@ export class ElasticsearchSink implements Sink {
 
   constructor(name: string, s: SinkSettings) {
     this.name = name;
-    const base = s.url!.replace(/\/+$/, '');
+    // Credentials in the URL (https://user:password@host) are sent as Basic
+    // authentication (the HTTP client would drop them) unless username or
+    // api_key is set, and are never part of the endpoint a message quotes.
+    const u = new URL(s.url!);
+    const user = decodeURIComponent(u.username);
+    const password = decodeURIComponent(u.password);
+    u.username = '';
+    u.password = '';
+    const base = u.href.replace(/\/+$/, '');
     this.endpoint = `${base}/_bulk${s.pipeline ? `?pipeline=${encodeURIComponent(s.pipeline)}` : ''}`;
     this.index = s.index;
     this.headers = { 'content-type': 'application/x-ndjson' };
     if (s.apiKey) this.headers.authorization = `ApiKey ${s.apiKey}`;
     else if (s.username !== undefined) this.headers.authorization = `Basic ${Buffer.from(`${s.username}:${s.password ?? ''}`).toString('base64')}`;
+    else if (user !== '') this.headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   }
 
   async submit(batch: readonly SinkOp[]): Promise<SinkResult> {
@@ -59,10 +69,10 @@ export class ElasticsearchSink implements Sink {
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint}: ${(err as Error).message}`, { cause: err });
+      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint}: ${maskText((err as Error).message)}`, { cause: err });
     }
     if (status < 200 || status >= 300) {
-      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint} answered ${status}: ${text.slice(0, 300)}`);
+      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint} answered ${status}: ${maskText(text.slice(0, 300))}`);
     }
     let parsed: { errors?: boolean; items?: Array<Record<string, BulkItem>> };
     try {

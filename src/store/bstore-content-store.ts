@@ -388,7 +388,7 @@ class Cluster {
     let sealed = false;
     try {
       await rm(tmpPath, { force: true });
-      const fh = await open(tmpPath, 'wx+');
+      const fh = await open(tmpPath, 'wx+', 0o600);
       next = { path: tmpPath, fh, epoch };
       const moves: Array<[ContentRef, ContentRef]> = [];
       let chunk: Buffer[] = [fileHeader(epoch, this.n)];
@@ -550,8 +550,8 @@ class Cluster {
   private async create(): Promise<BlockFile> {
     const tmpPath = `${this.path}.tmp`;
     try {
-      await mkdir(this.dir, { recursive: true });
-      const fh = await open(tmpPath, 'w+');
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      const fh = await open(tmpPath, 'w+', 0o600);
       try {
         await writeAll(fh, [fileHeader(1, this.n)], BLOCK_BYTES, 0, tmpPath);
         await fh.datasync();

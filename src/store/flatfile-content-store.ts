@@ -62,7 +62,7 @@ function isMeta(m: unknown): m is Meta {
 /** Writes a whole file and fsyncs it. */
 async function writeDurably(path: string, data: Uint8Array | string): Promise<void> {
   try {
-    const fh = await open(path, 'w');
+    const fh = await open(path, 'w', 0o600);
     try {
       await fh.writeFile(data);
       await fh.datasync();
@@ -240,7 +240,7 @@ export class FlatfileContentStore implements ContentStore {
     this.ready ??= (async () => {
       try {
         await rm(this.tmpDir, { recursive: true, force: true });
-        await mkdir(this.tmpDir, { recursive: true });
+        await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
       } catch (err) {
         throw ioError('prepare', this.tmpDir, err);
       }
@@ -258,7 +258,7 @@ export class FlatfileContentStore implements ContentStore {
       p = (async () => {
         let first: string | undefined;
         try {
-          first = await mkdir(dir, { recursive: true });
+          first = await mkdir(dir, { recursive: true, mode: 0o700 });
         } catch (err) {
           throw ioError('create the directory', dir, err);
         }

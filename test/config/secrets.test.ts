@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createDecipheriv } from 'node:crypto';
 import type { TrawlError } from '../../src/core/errors.ts';
-import { encryptSecret, generateKeyBytes, keyFilePath, loadKeyFile, parseKeyFile, redactCollection, revealSecret } from '../../src/config/secrets.ts';
+import { encryptSecret, generateKeyBytes, keyFilePath, loadKeyFile, maskText, maskUrl, maskValue, MASK, parseKeyFile, redactCollection, restoreMasked, revealSecret } from '../../src/config/secrets.ts';
+import { COLLECTION, findAttrib, LOGIN } from '../../src/config/registry.ts';
+import type { AttribDef } from '../../src/config/schema.ts';
+import { maskFields } from '../../src/cli/logging.ts';
 import { readConfigXml } from '../../src/config/xml-reader.ts';
 import { writeConfigXml } from '../../src/config/writer.ts';
 
@@ -85,4 +88,71 @@ describe('!ENC! secrets', () => {
     assert.equal(r.diagnostics.length, 1);
     assert.doesNotMatch(r.diagnostics[0]!.message, /hunter2/);
   });
+
+  it('masks each kind of secret parameter as the registry marks it', () => {
+    const a = (name: string): AttribDef => findAttrib(COLLECTION, name)!;
+    assert.deepEqual(maskValue(a('headers'), ['User-Agent: x', 'Authorization: Basic dXNlcjpwdw==', 'cookie:sid=1', 'X-Auth-Token: t0k', 'Proxy-Authorization: Bearer q']),
+      ['User-Agent: x', `Authorization: ${MASK}`, `cookie: ${MASK}`, `X-Auth-Token: ${MASK}`, `Proxy-Authorization: ${MASK}`]);
+    assert.deepEqual(maskValue(a('start_uris'), ['http://u:pw@a.example/x', 'http://a.example/@x', 'https://tok@b.example/']),
+      [`http://u:${MASK}@a.example/x`, 'http://a.example/@x', 'https://tok@b.example/']);
+    assert.equal(maskValue(a('delay'), 5), 5);
+    const post = COLLECTION.sections.find((x) => x.name === 'post_payload')!.dynamicAttrib!;
+    assert.equal(maskValue(post, 'user=a&pass=b'), MASK);
+    const params = LOGIN.sections.find((x) => x.name === 'parameters')!.dynamicAttrib!;
+    assert.equal(maskValue(params, 'hunter2'), MASK);
+    const passwd = COLLECTION.sections.find((x) => x.name === 'passwd')!.dynamicAttrib!;
+    assert.equal(maskValue(passwd, 'bob:pw'), `bob:${MASK}`);
+    assert.equal(maskValue(passwd, 'bob'), MASK, 'a malformed credential is masked whole');
+  });
+
+  it('masks URL passwords and secret header values in free text, and leaves other text alone', () => {
+    assert.equal(maskText('cannot reach http://u:p%40ss@h.example:9/RPC2: ECONNREFUSED'), `cannot reach http://u:${MASK}@h.example:9/RPC2: ECONNREFUSED`);
+    // A header value runs to the end of the line (or a quote, &, ; or ,): what follows it is masked too.
+    assert.equal(maskText('sent Authorization: Bearer abc.def and more'), `sent Authorization: ${MASK}`);
+    assert.equal(maskText('{"h":"Cookie: a=b","n":1}'), `{"h":"Cookie: ${MASK}","n":1}`);
+    assert.equal(maskText('{"password":"x"} api_key=k1&user=u'), `{"password":"x"} api_key=${MASK}&user=u`);
+    for (const plain of ['TRAWL_ERR_SECRET_KEY: cannot read key file k.dat', 'X-Token-Count: 3', '200 98 bytes in 19 ms', 'unexpected token at line 3', 'http://a.example/x?y=1', 'see https://a.example/login']) assert.equal(maskText(plain), plain);
+    assert.equal(maskUrl('ftp://anon@h/'), 'ftp://anon@h/');
+  });
+
+  it('masks log fields: secret-named fields whole, URLs, errors and nested values; unchanged objects are not copied', () => {
+    const plain = { event: 'fetch', url: 'http://a.example/', status: 200 };
+    assert.equal(maskFields(plain), plain);
+    const err = new Error('GET http://u:pw1@a.example/ failed');
+    const m = maskFields({ url: 'http://u:pw2@a.example/', headers: { authorization: 'Basic x', accept: '*/*' }, err, list: ['Cookie: c=1'] }) as Record<string, unknown>;
+    assert.doesNotMatch(JSON.stringify(m), /pw1|pw2|Basic x|c=1/);
+    assert.equal((m.headers as Record<string, string>).accept, '*/*');
+    assert.equal(m.url, `http://u:${MASK}@a.example/`);
+  });
+
+  it('puts the stored secrets back where a configuration sent back holds the mask', () => {
+    const read = (body: string) => {
+      const r = readConfigXml(`<CrawlerConfig><DomainSpecification name="c">${body}</DomainSpecification></CrawlerConfig>`, 'c.xml', { partial: true });
+      assert.deepEqual(r.diagnostics.filter((d) => d.severity === 'error'), []);
+      return r.document.collections[0]!;
+    };
+    const stored = read(`
+      <attrib name="headers" type="list-string"><member>Authorization: Bearer real1</member><member>User-Agent: x</member></attrib>
+      <section name="passwd"><attrib name="r1" type="string">bob:real2:r1:basic</attrib><attrib name="r2" type="string">amy:real3</attrib></section>
+      <Login name="l1"><section name="parameters"><attrib name="password" type="string">real4</attrib></section></Login>
+      <Node name="n1"><attrib name="proxy" type="list-string"><member>http://p:real5@proxy.example:3128</member></attrib></Node>`);
+    const sentBack = read(writeConfigXml(redactCollection(stored)).replace(/^[\s\S]*?<DomainSpecification name="c">|<\/DomainSpecification>[\s\S]*$/g, ''));
+    const restored = writeConfigXml(restoreMasked(sentBack, stored));
+    for (const s of ['real1', 'real2', 'real3', 'real4', 'real5']) assert.ok(restored.includes(s), s);
+    assert.ok(!restored.includes(MASK));
+    // A new user name with the mask, a mask at another path, or no stored value: refused, naming the parameter.
+    const bad: Array<[string, RegExp]> = [
+      ['<section name="passwd"><attrib name="r1" type="string">eve:********:r1:basic</attrib></section>', /passwd\.r1/],
+      ['<section name="passwd"><attrib name="r9" type="string">bob:********:r1:basic</attrib></section>', /passwd\.r9/],
+      ['<Login name="l2"><section name="parameters"><attrib name="password" type="string">********</attrib></section></Login>', /logins\.l2\.parameters\.password/],
+      ['<attrib name="headers" type="list-string"><member>Cookie: ********</member></attrib>', /headers/],
+    ];
+    for (const [body, param] of bad) {
+      assert.throws(() => restoreMasked(read(body), stored), (e: TrawlError) => e.code === 'TRAWL_ERR_CONFIG_MASKED' && param.test(e.message) && !/real\d/.test(e.message), body);
+      assert.throws(() => restoreMasked(read(body), undefined), (e: TrawlError) => e.code === 'TRAWL_ERR_CONFIG_MASKED');
+    }
+    // A clear value that is sent is taken as it is.
+    assert.ok(writeConfigXml(restoreMasked(read('<section name="passwd"><attrib name="r1" type="string">bob:new:r1:basic</attrib></section>'), stored)).includes('bob:new:r1:basic'));
+  });
 });
+

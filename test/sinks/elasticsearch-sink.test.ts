@@ -166,6 +166,32 @@ describe('the elasticsearch sink', () => {
     await assert.rejects(new ElasticsearchSink('down', { url }).submit(one), (err: Error) => err.message.includes('down') && err.message.includes(`${url}/_bulk`));
   });
 
+  it('sends the credentials of a URL with userinfo as Basic authentication, and never quotes its password', async () => {
+    es.answer = allOk;
+    const withUser = es.url.replace('http://', 'http://elastic:s3cr%40t@');
+    await new ElasticsearchSink('es', { url: withUser }).submit([{ op: 'index', doc: doc('http://a.test/1') }]);
+    const r = es.received.at(-1)!;
+    assert.equal(r.headers.authorization, `Basic ${Buffer.from('elastic:s3cr@t').toString('base64')}`);
+    assert.equal(r.path, '/_bulk');
+    // A server that refuses, and one that answers an error quoting a header back.
+    const gone = new StandIn();
+    await gone.start();
+    const down = gone.url.replace('http://', 'http://elastic:s3cr%40t@');
+    await gone.stop();
+    await assert.rejects(new ElasticsearchSink('down', { url: down }).submit([{ op: 'index', doc: doc('http://a.test/1') }]), (err: Error) => {
+      assert.doesNotMatch(err.message, /s3cr/);
+      assert.ok(err.message.includes(`${gone.url}/_bulk`), err.message);
+      return true;
+    });
+    es.answer = (x) => ({ status: 401, body: `bad credentials for authorization: ${String(x.headers.authorization)}` });
+    await assert.rejects(new ElasticsearchSink('es', { url: withUser }).submit([{ op: 'index', doc: doc('http://a.test/1') }]), (err: Error) => {
+      assert.match(err.message, /answered 401: bad credentials for authorization: \*{8}/);
+      assert.doesNotMatch(err.message, /ZWxhc3RpYzpzM2NyQHQ/);
+      return true;
+    });
+    es.answer = allOk;
+  });
+
   it('derives valid index names from content collections', () => {
     assert.equal(indexNameOf('News'), 'news');
     assert.equal(indexNameOf('_a/b*c?d'), 'a-b-c-d');

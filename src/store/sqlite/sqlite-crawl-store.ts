@@ -24,7 +24,7 @@
  * PostgreSQL dialect can implement the same interface.
  */
 
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { isTrawlError, TrawlError } from '../../core/errors.ts';
@@ -271,6 +271,23 @@ function toCollection(r: Row): CollectionRow {
   };
 }
 
+/**
+ * The crawl store holds the stored configurations, secrets included, so the
+ * file is created readable by its owner only (0600), and an existing one is
+ * narrowed to that. SQLite gives the -wal and -journal files it creates the
+ * database file's mode; existing ones are narrowed here too.
+ */
+function ownerOnly(path: string): void {
+  try {
+    closeSync(openSync(path, 'a', 0o600));
+    for (const p of [path, `${path}-wal`, `${path}-journal`]) {
+      if (existsSync(p) && (statSync(p).mode & 0o077) !== 0) chmodSync(p, 0o600);
+    }
+  } catch {
+    // Opening the database reports what is wrong with the path, with the store's own message.
+  }
+}
+
 export class SqliteCrawlStore implements CrawlStore {
   readonly path: string;
   private readonly db: DatabaseSync;
@@ -298,7 +315,10 @@ export class SqliteCrawlStore implements CrawlStore {
   constructor(path: string, opts: { commitWindowMs?: number; busyTimeoutMs?: number } = {}) {
     this.path = path;
     this.commitWindowMs = opts.commitWindowMs ?? 3;
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      ownerOnly(path);
+    }
     let db: DatabaseSync | undefined;
     try {
       db = new DatabaseSync(path);
