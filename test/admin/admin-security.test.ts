@@ -47,7 +47,6 @@ function raw(port: number, o: { method?: string; headers?: Record<string, string
 
 const call = (method: string, params = ''): string => `<?xml version="1.0"?><methodCall><methodName>${method}</methodName><params>${params}</params></methodCall>`;
 const str = (s: string): string => `<param><value><string>${s}</string></value></param>`;
-const int = (n: number): string => `<param><value><int>${n}</int></value></param>`;
 
 /** Runs a Python script with `s` = ServerProxy(url); the script prints one JSON document. */
 function python(url: string, body: string): unknown {

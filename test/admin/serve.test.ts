@@ -219,7 +219,7 @@ print(json.dumps({
     assert.deepEqual(r2.sub, [1, '1 URIs of sub-collection newsroom queued again']);
     assert.match((r2.nosub as [number, string])[1], /no sub-collection "nosuch"/);
     await until(() => site.fetchedPaths('127.0.4.1').filter((p) => p === '/a.html').length > before);
-    const uriFile = join(data, 'uris.txt');
+    const uriFile = join(data, 'uri-files', 'uris.txt'); // the default URI file folder
     writeFileSync(uriFile, `${h.url('/a.html')}\n# a comment\n${h.url('/added.html')}\n`);
     const r4 = python(url, `print(json.dumps({'file': s.AddURIFile('web', 0, ${JSON.stringify(uriFile)}), 'relative': fault(s.AddURIFile, 'web', 0, 'uris.txt'), 'nocoll': fault(s.AddURIFile, 'nope', 0, ${JSON.stringify(uriFile)}),
       'delfile': s.CollectionDeleteURIFile('web', ${JSON.stringify(uriFile)})}))`) as Record<string, unknown>;

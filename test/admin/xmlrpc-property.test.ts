@@ -58,7 +58,7 @@ const node: fc.Arbitrary<Node> = fc.letrec<{ n: Node }>((tie) => ({
   n: fc.record({
     name: fc.constantFrom(...NAMES),
     text: fc.constantFrom(...TEXTS),
-    children: fc.oneof({ depthSize: 'small' }, fc.constant([]), fc.array(tie('n'), { maxLength: 4 })),
+    children: fc.oneof({ depthSize: 'small' }, fc.constant<Node[]>([]), fc.array(tie('n'), { maxLength: 4 })),
   }),
 })).n;
 const render = (n: Node): string => `<${n.name}>${n.text}${n.children.map(render).join('')}</${n.name}>`;
