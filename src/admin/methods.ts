@@ -6,12 +6,11 @@
  * what was asked.
  */
 
-import { readFile } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
 import { sitesOfHostport, type CrawlerService } from '../service/crawler-service.ts';
 import { encodeCollectionStatistics2, encodeGlobalStatistics, encodeSiteStatisticsDictionary, encodeStatisticsDictionary } from '../stats/statistics.ts';
+import { readUriFile } from './uri-file.ts';
 import { VALIDATOR1_METHODS } from './validator1.ts';
 import { isStruct, XmlRpcDouble, type XmlRpcValue } from './xmlrpc.ts';
 
@@ -49,17 +48,6 @@ function uriList(v: XmlRpcValue, name: string): string[] {
   });
 }
 
-async function uriFile(path: string): Promise<string[]> {
-  if (!isAbsolute(path)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `the URI file must be an absolute path on the server, not ${JSON.stringify(path)}`);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new TrawlError('TRAWL_ERR_IO', `cannot read the URI file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-}
-
 function added(r: { added: number; refused: Array<{ url: string; reason: string }> }): XmlRpcValue[] {
   const refused = r.refused.length ? `; ${r.refused.length} refused (${r.refused.slice(0, 5).map((x) => `${x.url}: ${x.reason}`).join('; ')}${r.refused.length > 5 ? '; …' : ''})` : '';
   return [r.added > 0 || r.refused.length === 0 ? 1 : 0, `${r.added} URIs added${refused}`];
@@ -89,7 +77,7 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   AddURIFile: { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => {
     const urgent = flag(u!, 'Urgent');
     if (!s.has(c as string)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(c)}`);
-    return added(await s.addUris(c as string, await uriFile(f as string), urgent));
+    return added(await s.addUris(c as string, await readUriFile(s.uriFileDir, f as string), urgent));
   } },
   CollectionAdd: { params: [['ConfigData', 'string'], ['Force', 'int']], run: async (s, [xml, force]) => {
     flag(force!, 'Force'); // a single node ignores Force (2.2.9.3)
@@ -103,7 +91,7 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   } },
   CollectionDeleteSite: { params: [C, ['Site', 'string']], run: async (s, [c, site]) => ok(`${await s.deleteSite(c as string, site as string)} documents of ${site} deleted`) },
   CollectionDeleteURIs: { params: [C, ['URIs', 'array']], run: async (s, [c, list]) => ok(`${await s.deleteUris(c as string, uriList(list!, 'URIs'))} documents deleted`) },
-  CollectionDeleteURIFile: { params: [C, ['URIFile', 'string']], run: async (s, [c, f]) => ok(`${await s.deleteUris(c as string, await uriFile(f as string))} documents deleted`) },
+  CollectionDeleteURIFile: { params: [C, ['URIFile', 'string']], run: async (s, [c, f]) => ok(`${await s.deleteUris(c as string, await readUriFile(s.uriFileDir, f as string))} documents deleted`) },
   CollectionGetConfigurationXML: { params: [C], run: (s, [c]) => s.configXml(c as string) },
   CollectionGetList: { params: [], run: (s) => s.list() },
   CollectionGetSiteRoutingAddress: { params: [C, ['Site', 'string']], run: (s, [c, site]) => {
@@ -195,11 +183,17 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
 
 export const METHOD_NAMES: readonly string[] = [...Object.keys(METHODS), ...Object.keys(VALIDATOR1_METHODS)];
 
+// The dispatch tables are Maps built from the objects' own keys: a method
+// name comes from the network, and a lookup on a plain object would find
+// "constructor", "toString" or "__proto__" on its prototype.
+const TABLE = new Map<string, MethodDef>(Object.entries(METHODS));
+const V1_TABLE = new Map(Object.entries(VALIDATOR1_METHODS));
+
 /** Runs one call; throws TrawlError for faults (unknown method, wrong parameters, failures). */
 export async function dispatch(svc: CrawlerService, name: string, args: XmlRpcValue[]): Promise<XmlRpcValue> {
-  const v1 = VALIDATOR1_METHODS[name];
+  const v1 = V1_TABLE.get(name);
   if (v1) return v1(args);
-  const def = METHODS[name];
+  const def = TABLE.get(name);
   if (!def) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `unknown method ${JSON.stringify(name)}`);
   const signature = `${name}(${def.params.map(([n, t]) => `${t} ${n}`).join(', ')})`;
   if (args.length !== def.params.length) {

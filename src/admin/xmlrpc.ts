@@ -67,11 +67,21 @@ export interface ParseOptions {
   readonly maxBytes?: number;
   /** Element nesting at most (default 64, capped at 512). Each array or struct level takes 3 elements. */
   readonly maxDepth?: number;
+  /**
+   * Markup tags (`<` characters) at most (default 400,000), counted in one
+   * pass before the element tree is built: the tree costs several hundred
+   * bytes an element, so this bounds the memory and time a body can take.
+   */
+  readonly maxTags?: number;
+  /** `<value>` elements at most, at any depth (default 100,000). */
+  readonly maxValues?: number;
 }
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_DEPTH = 64;
 const MAX_DEPTH_CAP = 512;
+const DEFAULT_MAX_TAGS = 400_000;
+const DEFAULT_MAX_VALUES = 100_000;
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -90,6 +100,7 @@ export function isStruct(v: unknown): v is XmlRpcStruct {
 export function parseMethodCall(body: Uint8Array | string, opts: ParseOptions = {}): MethodCall {
   return guarded(() => {
     const root = readBody(body, opts);
+    const budget = valueBudget(opts);
     expectName(root, 'methodCall');
     noText(root);
     let methodName: string | undefined;
@@ -109,7 +120,7 @@ export function parseMethodCall(body: Uint8Array | string, opts: ParseOptions = 
       } else if (child.name === 'params') {
         if (seenParams) structure(child, '<methodCall> has two <params> elements');
         seenParams = true;
-        params = readParams(child);
+        params = readParams(child, budget);
       } else {
         structure(child, `unexpected <${child.name}> in <methodCall>; expected <methodName> and <params>`);
       }
@@ -123,13 +134,14 @@ export function parseMethodCall(body: Uint8Array | string, opts: ParseOptions = 
 export function parseMethodResponse(body: Uint8Array | string, opts: ParseOptions = {}): MethodResponse {
   return guarded(() => {
     const root = readBody(body, opts);
+    const budget = valueBudget(opts);
     expectName(root, 'methodResponse');
     noText(root);
     const [only, extra] = root.children;
     if (!only) structure(root, '<methodResponse> is empty; expected <params> or <fault>');
     if (extra) structure(extra, `unexpected <${extra.name}> after <${only.name}>; a response holds one <params> or one <fault>`);
     if (only.name === 'params') {
-      const params = readParams(only);
+      const params = readParams(only, budget);
       if (params.length !== 1) structure(only, `a response's <params> holds exactly one <param>, not ${params.length}`);
       return { value: params[0]! };
     }
@@ -138,7 +150,7 @@ export function parseMethodResponse(body: Uint8Array | string, opts: ParseOption
       const [valueEl, more] = only.children;
       if (!valueEl || more) structure(more ?? only, '<fault> holds exactly one <value>');
       expectName(valueEl, 'value');
-      const v = readValue(valueEl);
+      const v = readValue(valueEl, budget);
       if (!isStruct(v)) structure(valueEl, '<fault> holds a <struct> with faultCode and faultString');
       const { faultCode, faultString } = v;
       if (typeof faultCode !== 'number') structure(valueEl, 'the fault struct needs an <int> member faultCode');
@@ -166,6 +178,11 @@ function readBody(body: Uint8Array | string, opts: ParseOptions): XmlElement {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
   if (size > maxBytes) fail('TRAWL_ERR_XMLRPC_PARSE', `the body is ${size} bytes; at most ${maxBytes} are read`);
   const text = decodeBody(body);
+  const maxTags = opts.maxTags ?? DEFAULT_MAX_TAGS;
+  let tags = 0;
+  for (let i = text.indexOf('<'); i !== -1; i = text.indexOf('<', i + 1)) {
+    if (++tags > maxTags) fail('TRAWL_ERR_XMLRPC_PARSE', `the body has more than ${maxTags} tags; split the call into smaller ones`);
+  }
   try {
     return readXmlTree(text, {
       maxBytes,
@@ -232,7 +249,18 @@ function lineAt(bytes: Uint8Array, offset: number): number {
   return line;
 }
 
-function readParams(paramsEl: XmlElement): XmlRpcValue[] {
+/** How many more `<value>` elements a body may hold (ParseOptions.maxValues). */
+interface Budget {
+  left: number;
+  readonly max: number;
+}
+
+function valueBudget(opts: ParseOptions): Budget {
+  const max = opts.maxValues ?? DEFAULT_MAX_VALUES;
+  return { left: max, max };
+}
+
+function readParams(paramsEl: XmlElement, budget: Budget): XmlRpcValue[] {
   noText(paramsEl);
   return paramsEl.children.map((param) => {
     expectName(param, 'param', 'in <params>');
@@ -241,18 +269,20 @@ function readParams(paramsEl: XmlElement): XmlRpcValue[] {
     if (!valueEl) structure(param, '<param> is empty; it holds one <value>');
     if (extra) structure(extra, `unexpected <${extra.name}> after the <value> of a <param>`);
     expectName(valueEl, 'value', 'in <param>');
-    return readValue(valueEl);
+    return readValue(valueEl, budget);
   });
 }
 
-function readValue(valueEl: XmlElement): XmlRpcValue {
+/** Recursion depth is bounded by the reader's maxDepth (3 elements per array or struct level). */
+function readValue(valueEl: XmlElement, budget: Budget): XmlRpcValue {
+  if (--budget.left < 0) structure(valueEl, `the body holds more than ${budget.max} values; split the call into smaller ones`);
   const [typeEl, extra] = valueEl.children;
   // XML-RPC spec: "If no type is indicated, the type is string."
   if (!typeEl) return valueEl.text;
   if (extra) structure(extra, `a <value> holds one type element; <${extra.name}> follows <${typeEl.name}>`);
   noText(valueEl, `beside <${typeEl.name}>`);
-  if (typeEl.name === 'array') return readArray(typeEl);
-  if (typeEl.name === 'struct') return readStruct(typeEl);
+  if (typeEl.name === 'array') return readArray(typeEl, budget);
+  if (typeEl.name === 'struct') return readStruct(typeEl, budget);
   if (typeEl.name === 'nil' || typeEl.name === 'ex:nil') {
     type(typeEl, 'the <nil/> extension is not supported (MS-FSCADM has no null value)');
   }
@@ -282,7 +312,7 @@ function readValue(valueEl: XmlElement): XmlRpcValue {
 
 const SCALARS = new Set(['int', 'i4', 'i8', 'boolean', 'string', 'double', 'dateTime.iso8601', 'base64']);
 
-function readArray(arrayEl: XmlElement): XmlRpcValue[] {
+function readArray(arrayEl: XmlElement, budget: Budget): XmlRpcValue[] {
   noText(arrayEl);
   const [data, extra] = arrayEl.children;
   if (!data) structure(arrayEl, '<array> needs a <data> element (empty: <array><data/></array>)');
@@ -291,11 +321,11 @@ function readArray(arrayEl: XmlElement): XmlRpcValue[] {
   noText(data);
   return data.children.map((v) => {
     expectName(v, 'value', 'in <data>');
-    return readValue(v);
+    return readValue(v, budget);
   });
 }
 
-function readStruct(structEl: XmlElement): XmlRpcStruct {
+function readStruct(structEl: XmlElement, budget: Budget): XmlRpcStruct {
   noText(structEl);
   const out: XmlRpcStruct = {};
   for (const member of structEl.children) {
@@ -314,7 +344,7 @@ function readStruct(structEl: XmlElement): XmlRpcStruct {
     const name = nameEl.text;
     if (Object.hasOwn(out, name)) structure(nameEl, `member ${JSON.stringify(name)} appears twice in one <struct>`);
     // defineProperty, not assignment: a member named "__proto__" must stay data.
-    Object.defineProperty(out, name, { value: readValue(valueEl), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, name, { value: readValue(valueEl, budget), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -387,13 +417,21 @@ function readDateTime(el: XmlElement, s: string): Date {
   return date;
 }
 
-/** RFC 2045 base64; line breaks and other white space are ignored. */
+/**
+ * RFC 2045 base64; line breaks and other white space are ignored. Checked
+ * with character classes and indexOf only: a regular expression with a
+ * repeated group over the whole value backtracks once per group and
+ * overflowed the stack on values of a few MiB.
+ */
 function readBase64(el: XmlElement, raw: string): Uint8Array {
   const s = raw.replace(/[\t\n\r ]+/g, '');
   const bad = /[^A-Za-z0-9+/=]/.exec(s);
   if (bad) type(el, `<base64> holds ${JSON.stringify(bad[0])}, which is not a base64 character`);
-  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) {
-    type(el, `<base64> is not valid base64: ${s.length % 4 !== 0 ? `${s.length} characters, not a multiple of 4` : '"=" may only pad the end'}`);
+  if (s.length % 4 !== 0) type(el, `<base64> is not valid base64: ${s.length} characters, not a multiple of 4`);
+  const pad = s.indexOf('=');
+  // "=" pads the last group only: "xx==" or "xxx=".
+  if (pad !== -1 && (pad < s.length - 2 || (pad === s.length - 2 && s[s.length - 1] !== '='))) {
+    type(el, '<base64> is not valid base64: "=" may only pad the end');
   }
   return new Uint8Array(Buffer.from(s, 'base64'));
 }

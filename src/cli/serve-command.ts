@@ -3,10 +3,9 @@
  * and answers MS-FSCADM over XML-RPC on POST /RPC2.
  */
 
-import { readFileSync } from 'node:fs';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { TrawlError } from '../core/errors.ts';
@@ -17,6 +16,9 @@ import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
+
+/** The admin server's defaults (src/admin/server.ts ADMIN_DEFAULTS), here so `--help` does not load fastify. */
+const ADMIN_LIMITS = { maxRequestBytes: 8 * 1024 * 1024, maxConnections: 256, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 } as const;
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
@@ -33,6 +35,33 @@ export function readToken(file: string): string {
   return token;
 }
 
+/**
+ * The URI file folder (AddURIFile, MS-FSCADM 2.2.9.2): the default one,
+ * `<data>/uri-files`, is created readable by its owner only; one the
+ * operator names must exist and be a directory.
+ */
+function uriFileFolder(data: string, given: string | undefined): string {
+  if (given === undefined) {
+    const dir = resolvePath(data, 'uri-files');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    return dir;
+  }
+  let isDir = false;
+  try {
+    isDir = statSync(given).isDirectory();
+  } catch (err) {
+    throw new TrawlError('TRAWL_ERR_IO', `--uri-file-dir ${given}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (!isDir) throw new TrawlError('TRAWL_ERR_USAGE', `--uri-file-dir ${given} is not a directory`);
+  return resolvePath(given);
+}
+
+interface ServeOptions {
+  data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string;
+  uriFileDir?: string; allowHost: string[]; maxRequestBytes: string; maxConnections: string; headersTimeoutMs: string; requestTimeoutMs: string; keepAliveTimeoutMs: string;
+}
+
 export function registerServeCommand(program: Command, io: Io, setExit: (code: number) => void): void {
   program
     .command('serve')
@@ -46,9 +75,34 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
     .option('--allow-private-networks', 'allow crawling private network addresses')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .option('--stats-cycles <k>', 'statistics cycles kept besides the lifetime total (MS-FSCADM 2.2.4.5)', '2')
-    .action(async (opts: { data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string }) => {
+    .option('--uri-file-dir <dir>', 'the only folder AddURIFile and CollectionDeleteURIFile read from (default <data>/uri-files, created owner-only)')
+    .option('--allow-host <name>', 'a further name clients may use in the Host header, e.g. this machine\'s DNS name (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--max-request-bytes <n>', 'largest XML-RPC request body; larger ones are refused with 413 while they arrive', String(ADMIN_LIMITS.maxRequestBytes))
+    .option('--max-connections <n>', 'open admin connections at most; more are closed at once', String(ADMIN_LIMITS.maxConnections))
+    .option('--headers-timeout-ms <ms>', 'time a client has to send the request headers', String(ADMIN_LIMITS.headersTimeoutMs))
+    .option('--request-timeout-ms <ms>', 'time a client has to send the whole request, body included', String(ADMIN_LIMITS.requestTimeoutMs))
+    .option('--keep-alive-timeout-ms <ms>', 'an idle keep-alive connection is closed after this', String(ADMIN_LIMITS.keepAliveTimeoutMs))
+    .addHelpText('after', `
+The admin server accepts only POST /RPC2 with Content-Type text/xml or
+application/xml, a Host header naming this server (localhost, 127.0.0.1,
+[::1], the --host address or an --allow-host name, with the port) and no
+Origin header other than its own: browsers on other sites cannot reach it.
+With --token-file every request needs "Authorization: Bearer <token>";
+10 failed checks from one address within a minute lock that address out
+(429) for a minute. AddURIFile reads files only inside --uri-file-dir.`)
+    .action(async (opts: ServeOptions) => {
       const statsCycles = wholeNumberOption('--stats-cycles', opts.statsCycles, 1);
       const port = wholeNumberOption('--port', opts.port, 0, 65535);
+      const limits = {
+        maxRequestBytes: wholeNumberOption('--max-request-bytes', opts.maxRequestBytes, 1024),
+        maxConnections: wholeNumberOption('--max-connections', opts.maxConnections, 1),
+        headersTimeoutMs: wholeNumberOption('--headers-timeout-ms', opts.headersTimeoutMs, 100),
+        requestTimeoutMs: wholeNumberOption('--request-timeout-ms', opts.requestTimeoutMs, 100),
+        keepAliveTimeoutMs: wholeNumberOption('--keep-alive-timeout-ms', opts.keepAliveTimeoutMs, 100),
+      };
+      if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
+        throw new TrawlError('TRAWL_ERR_USAGE', `--request-timeout-ms (${limits.requestTimeoutMs}) must be at least --headers-timeout-ms (${limits.headersTimeoutMs})`);
+      }
       const token = opts.tokenFile !== undefined ? readToken(opts.tokenFile) : undefined;
       if (!isLoopback(opts.host) && token === undefined) {
         throw new TrawlError('TRAWL_ERR_USAGE', `listening on ${opts.host} (not loopback) needs --token-file: the admin protocol can change every collection`);
@@ -59,38 +113,43 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
       const [{ buildAdminServer }, { CrawlerService }] = await Promise.all([import('../admin/server.ts'), import('../service/crawler-service.ts')]);
       // The data directory holds the stored configurations (secrets included): its owner's only.
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
+      const uriFileDir = uriFileFolder(opts.data, opts.uriFileDir);
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs(), ...maskingLogOptions() });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       const service = new CrawlerService({
-        dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles,
+        dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
       });
-      const server = buildAdminServer({ service, log, ...(token !== undefined ? { token } : {}) });
-      await service.start();
-      const address = await server.listen({ host: opts.host, port });
-      log.info({ address }, 'admin server listening (POST /RPC2)');
-      io.err(`trawl: serving MS-FSCADM XML-RPC at ${address}/RPC2 (data in ${opts.data})`);
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const stop = (signal: string): void => {
+      const server = buildAdminServer({ service, log, host: opts.host, allowedHosts: opts.allowHost, ...limits, ...(token !== undefined ? { token } : {}) });
+      // Signals are taken from here on, so that one that comes while the
+      // collections load still stops the daemon the graceful way.
+      let stopping = false;
+      const signalled = new Promise<string>((resolve) => {
+        const onSignal = (signal: string): void => {
           if (stopping) {
             io.err('trawl: forced stop');
             process.exit(130);
           }
           stopping = true;
-          log.info({ signal }, 'stopping: in-flight URIs go back to the queue');
-          void (async () => {
-            await server.close();
-            await service.stop();
-            await store.close();
-            log.flush();
-            resolve();
-          })();
+          resolve(signal);
         };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.on('SIGINT', () => onSignal('SIGINT'));
+        process.on('SIGTERM', () => onSignal('SIGTERM'));
       });
+      await service.start();
+      const address = await server.listen({ host: opts.host, port });
+      log.info({ address }, 'admin server listening (POST /RPC2)');
+      io.err(`trawl: serving MS-FSCADM XML-RPC at ${address}/RPC2 (data in ${opts.data})`);
+      const signal = await signalled;
+      log.info({ signal }, 'stopping: in-flight URIs go back to the queue');
+      // Every wait of the service is abortable (running cycles, refresh
+      // timers, feeders), so nothing here outlives the stop: the process
+      // then ends because nothing is left on the event loop.
+      await server.close();
+      await service.stop();
+      await store.close();
+      log.flush();
       setExit(0);
     });
 }

@@ -70,6 +70,14 @@ export const ERROR_CODES = {
     exitCode: 76,
   },
   TRAWL_ERR_XMLRPC_PARAMS: { summary: 'An XML-RPC method was called with the wrong number or types of parameters.', exitCode: 65 },
+  TRAWL_ERR_URI_FILE_PLACE: {
+    summary: 'An AddURIFile or CollectionDeleteURIFile path is not inside the URI file folder (`trawl serve --uri-file-dir`).',
+    exitCode: 77,
+  },
+  TRAWL_ERR_URI_FILE: {
+    summary: 'A URI file is not a regular UTF-8 file of absolute http(s) URIs, one a line, or is too large; the fault names the lines, never their text.',
+    exitCode: 65,
+  },
 
   TRAWL_ERR_SECRET_KEY: { summary: 'The !ENC! key file is missing or is not a 128-bit key plus a 128-bit IV.', exitCode: 78 },
   TRAWL_ERR_SECRET_DECRYPT: { summary: 'An !ENC! value could not be decrypted with the key file.', exitCode: 78 },

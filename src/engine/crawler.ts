@@ -755,11 +755,15 @@ export class CollectionCrawl {
         }
       }
       if (tasks.size === 0 && this.sched.idle()) return 'done';
+      let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
         // Not unref'd: this timer is what keeps the process alive while every site waits for its delay.
-        if (nextMs !== undefined) setTimeout(resolve, Math.max(1, nextMs - this.now()));
+        if (nextMs !== undefined) timer = setTimeout(resolve, Math.max(1, nextMs - this.now()));
       });
+      // Cleared when woken early (a stop above all): left running, a site's
+      // delay (60 s by default) kept a stopped daemon alive that long.
+      clearTimeout(timer);
       this.wakeUp = undefined;
     }
   }

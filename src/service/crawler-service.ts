@@ -49,6 +49,8 @@ export interface ServiceOptions {
   readonly maxConcurrency?: number;
   /** Statistics cycles kept besides cOmPIEtE (MS-FSCADM 2.2.4.5). */
   readonly statsCycles?: number;
+  /** The only folder AddURIFile and CollectionDeleteURIFile read from (default `<dataDir>/uri-files`). */
+  readonly uriFileDir?: string;
   readonly now?: () => number;
 }
 
@@ -97,10 +99,22 @@ class Runner {
     this.crawl?.poke();
   }
 
+  /**
+   * Waits for `wake()` (a stop, resume, refetch, AddURIs) or `ms`, whichever
+   * comes first. The timer is cleared on wake: a refresh wait of hours would
+   * otherwise keep a stopped daemon's event loop alive until it fired.
+   */
   waitFor(ms: number | undefined): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      this.wakeFn = resolve;
-      if (ms !== undefined) setTimeout(resolve, Math.max(10, Math.min(ms, 2_147_000_000)));
+      let timer: NodeJS.Timeout | undefined;
+      const done = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        if (this.wakeFn === done) this.wakeFn = undefined;
+        resolve();
+      };
+      this.wakeFn = done;
+      if (ms !== undefined) timer = setTimeout(done, Math.max(10, Math.min(ms, 2_147_000_000)));
     });
   }
 
@@ -682,6 +696,11 @@ export class CrawlerService {
 
   get address(): { host: string; port: number } {
     return this.o.address;
+  }
+
+  /** The folder URI files are read from (MS-FSCADM 2.2.9.2 paths must lie inside it). */
+  get uriFileDir(): string {
+    return this.o.uriFileDir ?? join(this.o.dataDir, 'uri-files');
   }
 }
 

@@ -219,7 +219,7 @@ print(json.dumps({
     assert.deepEqual(r2.sub, [1, '1 URIs of sub-collection newsroom queued again']);
     assert.match((r2.nosub as [number, string])[1], /no sub-collection "nosuch"/);
     await until(() => site.fetchedPaths('127.0.4.1').filter((p) => p === '/a.html').length > before);
-    const uriFile = join(data, 'uris.txt');
+    const uriFile = join(data, 'uri-files', 'uris.txt'); // the default URI file folder
     writeFileSync(uriFile, `${h.url('/a.html')}\n# a comment\n${h.url('/added.html')}\n`);
     const r4 = python(url, `print(json.dumps({'file': s.AddURIFile('web', 0, ${JSON.stringify(uriFile)}), 'relative': fault(s.AddURIFile, 'web', 0, 'uris.txt'), 'nocoll': fault(s.AddURIFile, 'nope', 0, ${JSON.stringify(uriFile)}),
       'delfile': s.CollectionDeleteURIFile('web', ${JSON.stringify(uriFile)})}))`) as Record<string, unknown>;
@@ -276,7 +276,7 @@ print(json.dumps({'secret': 'hunter2' in x, 'masked': 'bob:********' in x, 'merg
     }
     // A body over the limit is refused from its Content-Length, before it is read.
     const huge = await new Promise<string>((resolve, reject) => {
-      const sock = connect(port, '127.0.0.1', () => sock.write(`POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: ${17 * 1024 * 1024}\r\n\r\n<methodCall>`));
+      const sock = connect(port, '127.0.0.1', () => sock.write(`POST /RPC2 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: text/xml\r\nContent-Length: ${17 * 1024 * 1024}\r\n\r\n<methodCall>`));
       let got = '';
       sock.on('data', (d) => {
         got += d.toString();
@@ -369,9 +369,9 @@ print(json.dumps(sorted(out)))`) as string[];
     const p2 = await freePort();
     const d2 = await startDaemon(tempDir(), p2, ['--token-file', tokenFile]);
     try {
-      const noToken = await fetch(`http://127.0.0.1:${p2}/RPC2`, { method: 'POST', body: '<methodCall><methodName>GetLogLevel</methodName></methodCall>' });
+      const noToken = await fetch(`http://127.0.0.1:${p2}/RPC2`, { method: 'POST', body: '<methodCall><methodName>GetLogLevel</methodName></methodCall>', headers: { 'content-type': 'text/xml' } });
       assert.equal(noToken.status, 401);
-      const withToken = await fetch(`http://127.0.0.1:${p2}/RPC2`, { method: 'POST', body: '<methodCall><methodName>GetLogLevel</methodName></methodCall>', headers: { authorization: 'Bearer a-long-enough-secret-token' } });
+      const withToken = await fetch(`http://127.0.0.1:${p2}/RPC2`, { method: 'POST', body: '<methodCall><methodName>GetLogLevel</methodName></methodCall>', headers: { 'content-type': 'text/xml', authorization: 'Bearer a-long-enough-secret-token' } });
       assert.match(await withToken.text(), /<int>116<\/int>/);
     } finally {
       d2.kill('SIGKILL');
