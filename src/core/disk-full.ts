@@ -18,16 +18,18 @@ export const SQLITE_FULL = 13;
 /** The errno code or SQLite result that made `err` a disk-full error, if it is one (causes are followed, at most 8 deep). */
 export function diskFullReason(err: unknown): string | undefined {
   let e: unknown = err;
+  let named: string | undefined;
   for (let depth = 0; depth < 8 && typeof e === 'object' && e !== null; depth++) {
-    const o = e as { code?: unknown; errcode?: unknown; cause?: unknown };
+    const o = e as { code?: unknown; errcode?: unknown; cause?: unknown; message?: unknown };
     if (typeof o.code === 'string') {
       if (DISK_FULL_ERRNOS.has(o.code)) return o.code;
-      if (o.code === 'TRAWL_ERR_DISK_FULL') return 'disk full';
+      // The errno or SQLite code, when the message that crossed a thread still says it.
+      if (o.code === 'TRAWL_ERR_DISK_FULL') named ??= (typeof o.message === 'string' ? /\b(ENOSPC|EDQUOT|SQLITE_FULL)\b/.exec(o.message)?.[1] : undefined) ?? 'no space';
     }
     if (typeof o.errcode === 'number' && (o.errcode & 0xff) === SQLITE_FULL) return 'SQLITE_FULL';
     e = o.cause;
   }
-  return undefined;
+  return named;
 }
 
 export function isDiskFull(err: unknown): boolean {

@@ -39,7 +39,7 @@ import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import { focusHopsOf, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type FeedOp, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { emptyStats, mergeDiscrete, SiteStats, type StatsData } from '../stats/site-stats.ts';
-import { DiskGuard } from './disk-guard.ts';
+import { DiskGuard, limitsNotHonoured } from './disk-guard.ts';
 import { RobotsManager, type KnownRobots } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
 
@@ -59,7 +59,7 @@ const SCREENED_START = 1 << 17;
 const SCREENED_GROW_MAX = 1 << 19;
 
 export interface CrawlEvent {
-  /** `disk`: the data directory's disk filled up, went below limits.disk_free, or has space again (disk-guard.ts). */
+  /** `disk`: the data directory's disk filled up, went below limits.disk_free, or has space again; or a part of `limits` is not honoured (disk-guard.ts). */
   readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error' | 'disk';
   readonly url?: string;
   readonly status?: number;
@@ -385,6 +385,7 @@ export class CollectionCrawl {
     this.screenShare = this.extractPool().share(this.screened);
     const statsTimer = setInterval(() => void this.saveChangedStats(), STATS_SAVE_INTERVAL_MS);
     statsTimer.unref();
+    for (const message of limitsNotHonoured(this.rt.settings.limits)) this.emit({ type: 'disk', message });
     this.disk.start();
     try {
       stoppedBy = await this.loop();
@@ -756,7 +757,7 @@ export class CollectionCrawl {
             this.notify();
           };
           const t = this.task(site, releaseSlot).catch((err: unknown) => {
-            if (!this.disk.noteFailure(err, `the crawl of ${site.site}`)) this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` });
+            if (!this.disk.noteFailure(err, `while crawling ${site.site}`)) this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` });
           });
           tasks.add(t);
           void t.finally(() => {

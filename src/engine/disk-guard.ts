@@ -141,6 +141,7 @@ export class DiskGuard {
    * caller reports as it did before.
    */
   noteFailure(err: unknown, what: string): boolean {
+    // `what` says where it happened: "while crawling http://host:port".
     const reason = diskFullReason(err);
     if (reason === undefined) return false;
     if (this.full) return true;
@@ -152,7 +153,7 @@ export class DiskGuard {
       this.freeAtFull = s?.freeBytes;
       const where = dir === undefined ? 'the data directory' : `the data directory ${dir}`;
       const free = s ? `${formatBytes(s.freeBytes)} free of ${formatBytes(s.totalBytes)}` : 'free space unknown';
-      this.o.onChange('full', `disk full (${reason}) while writing ${what}: ${where} has ${free}. Fetching is paused; nothing committed is lost, ` +
+      this.o.onChange('full', `disk full (${reason}) ${what}: ${where} has ${free}. Fetching is paused; nothing committed is lost, ` +
         `and the pages not written are fetched again. Free space on that filesystem: the crawl resumes by itself (checked every ${Math.max(1, Math.round(this.pollMs / 1000))} s). (${detail})`);
     })().catch(() => undefined).finally(() => {
       this.noting = undefined;
@@ -227,4 +228,14 @@ export class DiskGuard {
     this.o.onChange(this.state, `disk space is back (${where} has ${s ? formatBytes(s.freeBytes) : 'an unknown amount'} free): fetching resumes`);
     this.wakeWaiters();
   }
+}
+
+/**
+ * The parts of MS-FSCCFG 2.2.4.18 `limits` trawl does not act on, as
+ * warnings: accepted in a configuration, they must not look honoured.
+ */
+export function limitsNotHonoured(limits: { readonly maxDoc: number }): string[] {
+  return limits.maxDoc > 0
+    ? [`limits.max_doc ${limits.maxDoc} is not honoured: trawl does not enter refresh-only mode by stored document count (max_doc and max_doc_slack are ignored; limits.disk_free is honoured)`]
+    : [];
 }
