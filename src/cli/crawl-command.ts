@@ -171,12 +171,16 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           // The collection's name is serialised once, into the child's bindings, instead of with every line.
           const events = log.child({ collection: config.name });
           const crawl = new CollectionCrawl(config, {
-            store, content, maxConcurrency, baseDir,
+            store, content, maxConcurrency, baseDir, dataDir: resolvePath(opts.data),
             ...(feeder ? { feedTo: [...destinations.keys()], onFeed: () => feeder.poke() } : {}),
             ...(maxPages !== undefined ? { maxPages } : {}),
             ...(opts.node !== undefined ? { node: opts.node } : {}),
             egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
-            onEvent: (e) => events.info({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+            onEvent: (e) => {
+              // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
+              if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
+              events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+            },
           });
           current = crawl;
           const tty = process.stderr.isTTY === true && !opts.json;

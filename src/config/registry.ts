@@ -314,10 +314,10 @@ const LINK_EXTRACTION = section({
 const LIMITS = section({
   name: 'limits', key: 'limits', meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
   attribs: [
-    attrib({ name: 'disk_free', key: 'diskFreePct', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc', key: 'maxDoc', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'disk_free', key: 'diskFreePct', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk (of the data directory\'s filesystem) below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free: refresh-only mode ends at disk_free + disk_free_slack free.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc', key: 'maxDoc', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off). Not honoured by trawl: a warning says so.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc. Not honoured by trawl.', spec: 'MS-FSCCFG 2.2.4.18' }),
   ],
 });
 

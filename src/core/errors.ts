@@ -23,6 +23,10 @@ export interface ErrorSpec {
 export const ERROR_CODES = {
   TRAWL_ERR_USAGE: { summary: 'The command line is wrong: unknown option, missing argument.', exitCode: 64 },
   TRAWL_ERR_IO: { summary: 'A file could not be read or written.', exitCode: 66 },
+  TRAWL_ERR_DISK_FULL: {
+    summary: 'A write failed for lack of disk space (ENOSPC, EDQUOT, SQLITE_FULL); nothing committed is lost: free space and run again (a crawl waits for it by itself).',
+    exitCode: 75,
+  },
   TRAWL_ERR_INTERNAL: { summary: 'A bug in trawl. Please report it with the message.', exitCode: 70 },
 
   TRAWL_ERR_CONFIG_XML: { summary: 'The configuration is not well-formed XML 1.0.', exitCode: 65 },

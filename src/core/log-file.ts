@@ -20,8 +20,14 @@
  * a crawl. One write is in flight at a time, so lines stay in order. At
  * process exit what is still waiting is written synchronously. A write
  * error is reported on stderr (once until a write succeeds again) and the
- * log goes on with the next batch:
- * a full disk must not stop the crawl, which has its own store to protect.
+ * log goes on: a full disk must not stop the crawl, which has its own
+ * store to protect. The file is opened for appending, never truncated.
+ *
+ * What a failed write did not write (a full disk writes part of a batch,
+ * then fails) is kept, and written first by the next flush, so that the
+ * log keeps its lines whole and in order once space returns. At most
+ * MAX_HELD_BYTES are kept: lines beyond it are counted and dropped, and
+ * the log says how many once it can be written again.
  */
 
 import { closeSync, mkdirSync, openSync, write, writeSync } from 'node:fs';
@@ -31,6 +37,8 @@ const FLUSH_LINES = 256;
 const FLUSH_MS = 1000;
 /** Lines are encoded into chunks of this size; a longer line gets a buffer of its own. */
 const CHUNK_BYTES = 64 * 1024;
+/** Bytes kept while the log cannot be written (a full disk); the lines after them are dropped and counted. */
+const MAX_HELD_BYTES = 16 * 1024 * 1024;
 
 export class LogFile {
   readonly path: string;
@@ -40,6 +48,12 @@ export class LogFile {
   private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   private used = 0;
   private lines = 0;
+  /** Bytes a failed write left unwritten: written before anything else. */
+  private held: Buffer | undefined;
+  /** Bytes waiting in `waiting` and `chunk`, and in `held`: bounded by MAX_HELD_BYTES while writes fail. */
+  private waitingBytes = 0;
+  /** Lines dropped since the last successful write because too much was waiting. */
+  private dropped = 0;
   private writing = false;
   private reported = false;
   private readonly waiters: Array<() => void> = [];
@@ -59,12 +73,18 @@ export class LogFile {
   /** pino's destination interface: one serialized line, newline included. */
   write(line: string): boolean {
     if (this.fd === undefined) return false;
+    if (this.held !== undefined && this.waitingBytes > MAX_HELD_BYTES) {
+      this.dropped++;
+      return true;
+    }
     // A UTF-16 code unit takes at most 3 bytes in UTF-8, so a line that passes this check fits whole.
     if (line.length * 3 > CHUNK_BYTES - this.used) {
       this.closeChunk();
       if (line.length * 3 > CHUNK_BYTES) this.waiting.push(Buffer.from(line, 'utf8'));
       else this.used = this.chunk.write(line, 0, 'utf8');
     } else this.used += this.chunk.write(line, this.used, 'utf8');
+    // Counted only while writes fail, in UTF-16 units: close enough for a bound.
+    if (this.held !== undefined) this.waitingBytes += line.length;
     if (++this.lines >= FLUSH_LINES && !this.writing) this.flush();
     return true;
   }
@@ -77,20 +97,32 @@ export class LogFile {
     this.used = 0;
   }
 
-  /** Everything waiting, as one buffer, and nothing left waiting. */
+  /** Everything waiting (what a failed write left first), as one buffer, and nothing left waiting. */
   private take(): Buffer {
     this.closeChunk();
     const bufs = this.waiting;
+    if (this.held !== undefined) bufs.unshift(this.held);
+    if (this.dropped > 0) {
+      // After the lines kept: the dropped ones were logged after them.
+      bufs.push(Buffer.from(`{"level":40${isoTimeEachMs()()},"msg":"${this.dropped} log lines were dropped: the log could not be written (${this.path})"}\n`));
+      this.dropped = 0;
+    }
     this.waiting = [];
+    this.held = undefined;
+    this.waitingBytes = 0;
     this.lines = 0;
     return bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
+  }
+
+  private get hasWaiting(): boolean {
+    return this.lines > 0 || this.held !== undefined || this.dropped > 0;
   }
 
   /** Starts writing what waits; `done` is called once everything logged so far is written. */
   flush(done?: () => void): void {
     if (done) this.waiters.push(done);
     if (this.writing) return;
-    if (this.lines === 0 || this.fd === undefined) {
+    if (!this.hasWaiting || this.fd === undefined) {
       for (const w of this.waiters.splice(0)) w();
       return;
     }
@@ -104,20 +136,30 @@ export class LogFile {
         this.writeAll(buf, from + n);
         return;
       }
-      if (err) this.report(err);
-      else this.reported = false;
       this.writing = false;
+      if (err) {
+        // Kept for the next flush (the timer's, within FLUSH_MS); those waiting are told now, as the write is over.
+        this.held = buf.subarray(from);
+        this.waitingBytes += this.held.length;
+        this.report(err);
+        for (const w of this.waiters.splice(0)) w();
+        return;
+      }
+      this.reported = false;
       if (this.lines >= FLUSH_LINES || this.waiters.length > 0) this.flush();
     });
   }
 
   /** What waits, written before returning (pino.final, process exit). A write already in flight is not waited for. */
   flushSync(): void {
-    if (this.fd === undefined || this.lines === 0) return;
+    if (this.fd === undefined || !this.hasWaiting) return;
     const buf = this.take();
+    let at = 0;
     try {
-      for (let at = 0; at < buf.length;) at += writeSync(this.fd, buf, at);
+      while (at < buf.length) at += writeSync(this.fd, buf, at);
     } catch (err) {
+      this.held = buf.subarray(at);
+      this.waitingBytes = this.held.length;
       this.report(err as Error);
     }
   }
@@ -127,6 +169,9 @@ export class LogFile {
     if (this.fd === undefined) return;
     clearInterval(this.timer);
     await new Promise<void>((resolve) => this.flush(resolve));
+    // What a failed write kept gets one last try; what still cannot be written is lost, and said so.
+    this.flushSync();
+    if (this.held !== undefined) process.stderr.write(`trawl: ${this.held.length} bytes of the log ${this.path} could not be written and are lost\n`);
     process.off('exit', this.onExit);
     closeSync(this.fd);
     this.fd = undefined;

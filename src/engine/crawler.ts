@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { BoundedMap } from '../core/bounded-map.ts';
 import { ChecksumFilter } from '../core/checksum-filter.ts';
+import { isDiskFull } from '../core/disk-full.ts';
 import { FingerprintCache, reservedNumber, reservedTag, stringTag } from '../core/fingerprint-cache.ts';
 import { domainOf, normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { URI_SKIP_CODE_LIST, type DocSkipCode, type UriSkipCode } from '../core/skip-codes.ts';
@@ -38,6 +39,7 @@ import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import { focusHopsOf, isSuspect, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth, type CrawlStore, type FeedOp, type LeasedUri, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import { emptyStats, mergeDiscrete, SiteStats, type StatsData } from '../stats/site-stats.ts';
+import { DiskGuard, limitsNotHonoured } from './disk-guard.ts';
 import { RobotsManager, type KnownRobots } from './robots-manager.ts';
 import { buildRuntime, type Runtime } from './runtime.ts';
 
@@ -57,7 +59,8 @@ const SCREENED_START = 1 << 17;
 const SCREENED_GROW_MAX = 1 << 19;
 
 export interface CrawlEvent {
-  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error';
+  /** `disk`: the data directory's disk filled up, went below limits.disk_free, or has space again; or a part of `limits` is not honoured (disk-guard.ts). */
+  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error' | 'disk';
   readonly url?: string;
   readonly status?: number;
   readonly code?: string;
@@ -76,6 +79,10 @@ export interface CrawlerOptions {
   readonly node?: string;
   /** Base directory for relative start_uri_files. */
   readonly baseDir?: string;
+  /** The data directory: its free space is watched (limits.disk_free) and reported when a write fails for lack of it. */
+  readonly dataDir?: string;
+  /** How often the data directory's free space is checked (default DISK_POLL_MS). */
+  readonly diskPollMs?: number;
   readonly lookup?: LookupFn;
   readonly now?: () => number;
   readonly onEvent?: (e: CrawlEvent) => void;
@@ -251,6 +258,8 @@ export class CollectionCrawl {
   private wakeUp: (() => void) | undefined;
   private readonly abort = new AbortController();
   private linkFlags!: LinkFlags;
+  /** A full disk pauses the loop; limits.disk_free makes the cycle refresh-only (disk-guard.ts). */
+  private disk!: DiskGuard;
   /** Checksums of documents being looked up or stored right now, so two concurrent fetches of equal content are seen as duplicates. */
   private readonly claimed = new Map<string, Claim>();
   /**
@@ -349,6 +358,11 @@ export class CollectionCrawl {
     return { continuous: t.continuous, histograms: t.histograms, maxima: t.maxima, discrete };
   }
 
+  /** MS-FSCADM 2.2.3.6: `disk_free` while the data directory's disk is below limits.disk_free or full. */
+  diskLimit(): 'disk_free' | undefined {
+    return this.prepared && this.disk.refreshOnly ? 'disk_free' : undefined;
+  }
+
   /** Wakes the loop (new work arrived from outside). */
   poke(): void {
     this.notify();
@@ -375,21 +389,31 @@ export class CollectionCrawl {
     this.screenShare = this.extractPool().share(this.screened);
     const statsTimer = setInterval(() => void this.saveChangedStats(), STATS_SAVE_INTERVAL_MS);
     statsTimer.unref();
+    for (const message of limitsNotHonoured(this.rt.settings.limits)) this.emit({ type: 'disk', message });
+    this.disk.start();
     try {
       stoppedBy = await this.loop();
     } finally {
+      this.disk.stop();
       clearInterval(statsTimer);
       if (this.screenShare !== undefined) this.extractPool().unshare(this.screenShare);
       this.screenShare = undefined;
-      await this.returnLeases();
+      // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
+      await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
       await this.fetcher.close();
       await this.statsSaving;
     }
     const counts = await this.store.counts(this.rt.name);
     const complete = stoppedBy === 'done' && counts.queued === 0 && counts.leased === 0;
     if (complete) await this.store.updateCollection(this.rt.name, { cycleEndedMs: this.now() });
-    await this.saveStats(complete);
+    await this.saveStats(complete).catch((err: unknown) => this.unlessDiskFull(err, 'the site statistics of this run are not saved'));
     return { collection: this.rt.name, epoch: this.epoch, resumed, complete, stoppedBy, ...this.c, queued: counts.queued, durationMs: this.now() - this.started };
+  }
+
+  /** Rethrows `err` unless the disk is full, which is reported (the crawl store keeps what it committed). */
+  private unlessDiskFull(err: unknown, consequence: string): void {
+    if (!isDiskFull(err)) throw err;
+    this.emit({ type: 'disk', message: `disk full: ${consequence} (${(err as Error).message})` });
   }
 
   private extractPool(): ExtractPool {
@@ -430,6 +454,11 @@ export class CollectionCrawl {
     // SCREENED_START, 660 MB at most for 2^24.
     this.screened = new FingerprintCache(Math.min(Math.max(1, this.screenedMax), SCREENED_MAX), { shared: true });
     this.refusedByUrl = new BoundedMap(REFUSED_BY_URL_MAX);
+    this.disk = new DiskGuard({
+      dir: this.opts.dataDir, minFreePct: s.limits.diskFreePct, slackPct: s.limits.diskFreeSlackPct,
+      ...(this.opts.diskPollMs !== undefined ? { pollMs: this.opts.diskPollMs } : {}),
+      onChange: (_state, message) => this.emit({ type: 'disk', message }),
+    });
     this.logScreened = s.log.screened === 'text';
     this.logFetch = s.log.fetch === 'text';
     const exempt = compileRules(s.focused.excludeDomains, true);
@@ -723,6 +752,11 @@ export class CollectionCrawl {
         await Promise.allSettled(tasks);
         return 'max-pages';
       }
+      if (this.disk.paused) {
+        // A write failed for lack of space: no fetch starts until there is some again.
+        await this.disk.waitForSpace(this.abort.signal);
+        continue;
+      }
       const now = this.now();
       let nextMs: number | undefined;
       const slot = this.rt.delayNow(undefined, now);
@@ -745,7 +779,9 @@ export class CollectionCrawl {
             requesting--;
             this.notify();
           };
-          const t = this.task(site, releaseSlot).catch((err: unknown) => this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` }));
+          const t = this.task(site, releaseSlot).catch((err: unknown) => {
+            if (!this.disk.noteFailure(err, `while crawling ${site.site}`)) this.emit({ type: 'error', message: `internal error on ${site.site}: ${(err as Error).stack ?? String(err)}` });
+          });
           tasks.add(t);
           void t.finally(() => {
             releaseSlot();
@@ -826,7 +862,18 @@ export class CollectionCrawl {
       }
       const uri = site.next() as LeasedUri | undefined;
       if (!uri) return;
-      await this.fetchOne(site, uri, robots, releaseSlot);
+      try {
+        await this.fetchOne(site, uri, robots, releaseSlot);
+      } catch (err) {
+        // A full disk: nothing of this page was committed and it is still
+        // leased; it goes back in front of its site, to be fetched again
+        // once there is space (the loop's catch pauses the crawl).
+        if (isDiskFull(err)) {
+          site.putBack(uri);
+          this.sched.addWork(site.site, 0);
+        }
+        throw err;
+      }
     } finally {
       site.busy = false;
     }
@@ -1520,7 +1567,7 @@ export class CollectionCrawl {
     // Before the store is written and the document's claim ends.
     if (record && holdsChecksum(record)) this.storedChecksums?.add(record.checksum);
     // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
-    let discovered = this.opts.refreshOnly?.() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
+    let discovered = this.opts.refreshOnly?.() || this.disk.refreshOnly ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
     let cached = 0;
     if (this.screenedMax > 0 && discovered.length > 0) {
       const fresh = discovered.filter((q) => !this.screened.has(q.url));

@@ -16,6 +16,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { isDiskFull } from '../core/disk-full.ts';
 import { TrawlError } from '../core/errors.ts';
 import { siteOf } from '../core/url.ts';
 import { hasErrors, type Diagnostic } from '../config/diagnostics.ts';
@@ -64,6 +65,8 @@ interface Extra {
 }
 
 const ZOMBIE = 'zombie';
+/** How long a runner waits before it tries a cycle again that a full disk stopped before it could run. */
+const DISK_FULL_RETRY_MS = 5000;
 
 /** `host:port` (MS-FSCADM hostport) → the site keys it can mean. */
 export function sitesOfHostport(hostport: string): string[] {
@@ -174,7 +177,8 @@ export class CrawlerService {
       }
       this.startRunner(c, row.extra as Extra);
     }
-    this.statsTimer = setInterval(() => void this.flushStatistics(), 30_000);
+    // Caught: a rejection here (a full disk above all) would end the daemon as an unhandled rejection.
+    this.statsTimer = setInterval(() => void this.flushStatistics().catch((err: unknown) => this.o.log.warn({ err }, 'statistics not saved; tried again in 30 s')), 30_000);
     this.statsTimer.unref();
     this.o.log.info({ collections: this.runners.size }, 'crawler service started');
   }
@@ -215,7 +219,10 @@ export class CrawlerService {
     this.quarantines.set(config.name, quarantined);
     // A quarantine that ended while the service was down ends now; the others end on time.
     for (const [site, until] of quarantined) this.scheduleQuarantineEnd(config.name, site, until);
-    void this.o.store.getCollection(config.name).then((row) => this.stateOf.set(config.name, row?.state ?? 'crawling'));
+    void this.o.store.getCollection(config.name).then(
+      (row) => this.stateOf.set(config.name, row?.state ?? 'crawling'),
+      (err: unknown) => this.o.log.warn({ collection: config.name, err }, 'the collection\'s state could not be read'),
+    );
     runner.loop = this.run(runner).catch((err: unknown) => {
       this.o.log.error({ collection: config.name, err }, 'collection runner failed');
     });
@@ -283,19 +290,30 @@ export class CrawlerService {
         ...(this.o.nodeName !== undefined ? { node: this.o.nodeName } : {}),
         ...(this.o.egress ? { egress: this.o.egress } : {}),
         maxConcurrency: this.o.maxConcurrency ?? 64,
+        dataDir: this.o.dataDir,
         refreshOnly: () => (this.cachedExtra.get(name)?.refreshOnly ?? extra.refreshOnly) === true,
         heldSites: () => this.heldSites.get(name) ?? held,
         quarantinedSites: () => this.quarantines.get(name) ?? new Map(),
         sendLinks: async (target, links) => this.sendLinks(target, links),
         ...(r.feeder ? { feedTo: [...r.destinations.keys()], onFeed: () => r.feeder?.poke() } : {}),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
-        onEvent: (e) => this.o.log.debug({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+        onEvent: (e) => this.o.log[e.type === 'disk' ? 'warn' : 'debug']({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
       });
       this.o.log.info({ collection: name }, 'refresh cycle starting');
-      const summary = await r.crawl.runCycle();
-      this.absorb(r, summary.complete);
-      r.crawl = undefined;
-      await this.saveStats(r);
+      let summary: Awaited<ReturnType<CollectionCrawl['runCycle']>>;
+      try {
+        summary = await r.crawl.runCycle();
+        this.absorb(r, summary.complete);
+        r.crawl = undefined;
+        await this.saveStats(r);
+      } catch (err) {
+        r.crawl = undefined;
+        if (!isDiskFull(err)) throw err;
+        // A cycle that could not even begin (or end) for lack of space is tried again; the crawl store kept what it committed.
+        this.o.log.warn({ collection: name, err }, `disk full (data directory ${this.o.dataDir}); the cycle is tried again in ${DISK_FULL_RETRY_MS / 1000} s`);
+        await r.waitFor(DISK_FULL_RETRY_MS);
+        continue;
+      }
       this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
     }
   }
@@ -324,7 +342,7 @@ export class CrawlerService {
       feeding: Object.values(feeding).some((on) => on),
       // 2.2.4.10: empty when the only destination is the default one.
       feedingDestinations: Object.keys(this.runnerSettings(r).feeding).length > 0 ? feeding : {},
-      crawlLimit: this.cachedExtra.get(name)?.refreshOnly ? 'user' as const : 'none' as const,
+      crawlLimit: r.crawl?.diskLimit() ?? (this.cachedExtra.get(name)?.refreshOnly ? 'user' as const : 'none' as const),
     };
     const pp = r.feeder ? { ...r.feeder.counters } : undefined;
     if (totals) r.stats.absorbCounters({ totals, ...(pp ? { pp } : {}) }, state);
@@ -413,7 +431,7 @@ export class CrawlerService {
       await r.stop();
       await r.content.close();
       await this.finishDelete(name);
-    })();
+    })().catch((err: unknown) => this.o.log.error({ collection: name, err }, 'the collection could not be deleted; it is finished at the next start'));
   }
 
   private async finishDelete(name: string): Promise<void> {
@@ -586,7 +604,15 @@ export class CrawlerService {
   private scheduleQuarantineEnd(name: string, site: string, until: number): void {
     const t = setTimeout(() => {
       this.quarantineTimers.delete(t);
-      void this.endQuarantine(name, site, until);
+      void this.endQuarantine(name, site, until).catch((err: unknown) => {
+        // A store that cannot be written (a full disk): the quarantine ends at the next try instead.
+        const retryAt = Math.max(until, this.now() + 30_000);
+        this.o.log.warn({ collection: name, site, err }, 'the quarantine could not be ended; tried again in 30 s');
+        if (this.runners.has(name)) {
+          this.quarantines.get(name)?.set(site, retryAt);
+          this.scheduleQuarantineEnd(name, site, retryAt);
+        }
+      });
     }, Math.max(0, Math.min(until - this.now(), 2_147_000_000)));
     t.unref();
     this.quarantineTimers.add(t);
@@ -614,8 +640,10 @@ export class CrawlerService {
     this.cachedExtra.set(name, { ...(this.cachedExtra.get(name) ?? {}), refreshOnly: on });
   }
 
+  /** MS-FSCADM 2.2.3.6; limits.disk_free (or a full disk) is told before the operator's refresh-only mode, as the news. */
   async crawlMode(name: string): Promise<string> {
-    this.runner(name);
+    const r = this.runner(name);
+    if (r.crawl?.diskLimit()) return 'Refreshing(limit=disk_free)';
     return (await this.extra(name)).refreshOnly ? 'Refreshing(limit=user)' : '';
   }
 

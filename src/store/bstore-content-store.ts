@@ -674,15 +674,26 @@ class Cluster {
   }
 }
 
+/**
+ * A short write is how a filling disk first shows (the kernel writes what
+ * fits); the rest is written on, so that the error that stops it (ENOSPC)
+ * is the one reported, and the crawl recognises a full disk.
+ */
 async function writeAll(fh: FileHandle, bufs: Buffer[], total: number, position: number, path: string): Promise<void> {
   if (total === 0) return;
-  let bytesWritten: number;
   try {
-    ({ bytesWritten } = await fh.writev(bufs, position));
+    let written = (await fh.writev(bufs, position)).bytesWritten;
+    if (written === total) return;
+    const all = Buffer.concat(bufs, total);
+    // Bounded: each round writes at least one byte or stops.
+    while (written < total) {
+      const { bytesWritten } = await fh.write(all, written, total - written, position + written);
+      if (bytesWritten === 0) throw new TrawlError('TRAWL_ERR_IO', `cannot write ${path}: wrote ${written} of ${total} bytes`);
+      written += bytesWritten;
+    }
   } catch (err) {
     throw ioError('write', path, err);
   }
-  if (bytesWritten !== total) throw new TrawlError('TRAWL_ERR_IO', `cannot write ${path}: wrote ${bytesWritten} of ${total} bytes`);
 }
 
 export class BstoreContentStore implements ContentStore, Compactable {

@@ -11,6 +11,7 @@ import { hash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { constants as zc, createZstdCompress, gunzip, gunzipSync, zstdCompress, zstdCompressSync, zstdDecompress, zstdDecompressSync, type ZstdCompress } from 'node:zlib';
+import { isDiskFull } from '../core/disk-full.ts';
 import { TrawlError } from '../core/errors.ts';
 import type { StorageOptions } from './content-store.ts';
 
@@ -174,7 +175,8 @@ export function errnoOf(err: unknown): string | undefined {
 export function ioError(action: string, path: string, err: unknown): TrawlError {
   if (err instanceof TrawlError) return err;
   const reason = err instanceof Error ? err.message : String(err);
-  return new TrawlError('TRAWL_ERR_IO', `cannot ${action} ${path}: ${reason}`, { cause: err });
+  // A full disk keeps its own code: the crawl waits for space and fetches the page again (core/disk-full.ts).
+  return new TrawlError(isDiskFull(err) ? 'TRAWL_ERR_DISK_FULL' : 'TRAWL_ERR_IO', `cannot ${action} ${path}: ${reason}`, { cause: err });
 }
 
 /** Makes renames and new entries in `dir` durable. */

@@ -119,7 +119,13 @@ export class FlatfileContentStore implements ContentStore {
         bytes: stored.length, crc32: crc32(stored),
       };
       const tmpBody = join(this.tmpDir, String(gen));
-      await Promise.all([writeDurably(tmpBody, stored), writeDurably(`${tmpBody}.meta`, JSON.stringify(meta)), this.ensureDir(dir)]);
+      try {
+        await Promise.all([writeDurably(tmpBody, stored), writeDurably(`${tmpBody}.meta`, JSON.stringify(meta)), this.ensureDir(dir)]);
+      } catch (err) {
+        // A write that failed (a full disk above all) leaves no partial file taking space.
+        await Promise.all([rm(tmpBody, { force: true }), rm(`${tmpBody}.meta`, { force: true })]).catch(() => undefined);
+        throw err;
+      }
       const body = join(dir, name);
       try {
         await rename(`${tmpBody}.meta`, `${body}.meta`);

@@ -19,6 +19,7 @@
 
 import { parentPort } from 'node:worker_threads';
 import { BatchedPost } from '../core/batched-post.ts';
+import { diskFullReason } from '../core/disk-full.ts';
 import { isTrawlError } from '../core/errors.ts';
 import { SqliteCrawlStore } from './sqlite/sqlite-crawl-store.ts';
 import { positionsIn, SUBSET_ANSWERS } from './storage-answers.ts';
@@ -37,8 +38,17 @@ type Target = Record<string, (...a: unknown[]) => Promise<unknown>>;
 
 const objects = new Map<number, Target>();
 
-function errorOf(err: unknown): StorageReply['error'] {
-  return isTrawlError(err) ? { message: err.message, code: err.code } : { message: err instanceof Error ? err.message : String(err) };
+/**
+ * A reply keeps only a message and a TrawlError code, so a full disk is
+ * named here, where SQLite's result code (`errcode`) is still known: the
+ * crawl waits for space on TRAWL_ERR_DISK_FULL instead of failing.
+ */
+function errorOf(err: unknown, path: string | undefined): StorageReply['error'] {
+  if (isTrawlError(err)) return { message: err.message, code: err.code };
+  const message = err instanceof Error ? err.message : String(err);
+  const full = diskFullReason(err);
+  if (full !== undefined) return { message: `cannot write the crawl store${path !== undefined ? ` ${path}` : ''}: ${message} (${full})`, code: 'TRAWL_ERR_DISK_FULL' };
+  return { message };
 }
 
 async function handle(m: StorageMessage): Promise<unknown> {
@@ -67,7 +77,7 @@ parentPort!.on('message', (batch: StorageMessage[]) => {
   for (const m of batch) {
     handle(m).then(
       (result) => replies.send({ id: m.id, result }),
-      (err: unknown) => replies.send({ id: m.id, error: errorOf(err) }),
+      (err: unknown) => replies.send({ id: m.id, error: errorOf(err, m.op === 'open' ? m.args[0] : (objects.get(m.handle) as { path?: string } | undefined)?.path) }),
     );
   }
 });

@@ -27,6 +27,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { isDiskFull } from '../../core/disk-full.ts';
 import { isTrawlError, TrawlError } from '../../core/errors.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type {
@@ -455,7 +456,10 @@ export class SqliteCrawlStore implements CrawlStore {
       this.db.exec('COMMIT');
       return out;
     } catch (err) {
-      this.db.exec('ROLLBACK');
+      // SQLite may have rolled the transaction back itself (SQLITE_FULL can
+      // do that): a ROLLBACK then fails with "no transaction is active",
+      // which would hide the error that matters.
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
       throw err;
     }
   }
@@ -837,7 +841,17 @@ export class SqliteCrawlStore implements CrawlStore {
   async close(): Promise<void> {
     this.flushCompletions();
     if (this.db.isOpen) {
-      this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      try {
+        this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      } catch (err) {
+        // A checkpoint that cannot grow the database file (a full disk) is
+        // only postponed: the WAL holds every committed transaction and the
+        // next open replays it. The file is closed either way.
+        if (!isDiskFull(err)) {
+          this.db.close();
+          throw err;
+        }
+      }
       this.db.close();
     }
   }
