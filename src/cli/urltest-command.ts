@@ -4,10 +4,11 @@
  * robots.txt, with every rule consulted shown by --explain.
  */
 
-import { readFileSync } from 'node:fs';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError } from '../core/errors.ts';
+import { DOC_SKIP_CODES } from '../core/skip-codes.ts';
 import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
@@ -19,6 +20,7 @@ import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { parseRobots, type AgentRules } from '../scope/robots.ts';
 import type { TraceStep } from '../scope/scope.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
+import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 import type { Io } from './io.ts';
 
 export interface UrlTestResult {
@@ -31,6 +33,8 @@ export interface UrlTestResult {
   readonly decidedBy: string;
   readonly reason: string;
   readonly trace: TraceStep[];
+  /** With --data: what the crawl store holds for the URL (absent: no record). */
+  readonly record?: { readonly status: string; readonly skipCode: string | null; readonly skipReason: string | null; readonly httpStatus: number | null; readonly lastCrawled: string };
 }
 
 /** A robots cache that keeps nothing: urltest must not write anywhere. */
@@ -55,7 +59,8 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
     .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
     .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
     .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
-    .action(async (file: string, urls: string[], opts: { collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean }) => {
+    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code)')
+    .action(async (file: string, urls: string[], opts: { collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string }) => {
       const r = readConfigFile(file);
       if (hasErrors(r.diagnostics)) {
         for (const d of r.diagnostics) io.err(formatDiagnostic(d));
@@ -130,6 +135,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       } finally {
         await fetcher.close();
       }
+      if (opts.data !== undefined) await addRecords(results, opts.data, c.name);
       for (const res of results) {
         if (opts.json) {
           io.out(JSON.stringify(res));
@@ -137,6 +143,10 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         }
         if (res.input !== undefined) io.out(`${res.input} normalises to ${res.url}`);
         io.out(`${res.allowed ? 'allowed' : 'denied '} ${res.url}${res.code ? ` (${res.code})` : ''}${res.allowed ? '' : `: ${res.reason}`}`);
+        if (opts.data !== undefined) {
+          const rec = res.record;
+          io.out(rec ? `  stored: ${rec.status}${rec.skipCode ? ` (${rec.skipCode}: ${rec.skipReason})` : ''}${rec.httpStatus !== null ? `, HTTP ${rec.httpStatus}` : ''}, last crawled ${rec.lastCrawled}` : '  stored: no record');
+        }
         if (opts.explain) {
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
           io.out(`  decided by: ${res.decidedBy}`);
@@ -144,4 +154,31 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       }
       setExit(0);
     });
+}
+
+/**
+ * Adds each URL's record from the crawl store of `data`. The store is held
+ * by one process at a time: while a crawler runs on it, this fails with the
+ * store's own error, which says so.
+ */
+async function addRecords(results: UrlTestResult[], data: string, collection: string): Promise<void> {
+  const path = join(data, 'trawl.db');
+  if (!existsSync(path)) throw new TrawlError('TRAWL_ERR_IO', `--data ${data}: there is no crawl store (${path})`);
+  const store = new SqliteCrawlStore(path, { busyTimeoutMs: 1000 });
+  try {
+    for (let i = 0; i < results.length; i++) {
+      const r = await store.getRecord(collection, results[i]!.url);
+      if (!r) continue;
+      const code = r.skipCode ?? null;
+      results[i] = {
+        ...results[i]!,
+        record: {
+          status: r.status, skipCode: code, skipReason: code === null ? null : (DOC_SKIP_CODES as Record<string, string>)[code] ?? null,
+          httpStatus: r.httpStatus ?? null, lastCrawled: new Date(r.lastCrawledMs).toISOString(),
+        },
+      };
+    }
+  } finally {
+    await store.close();
+  }
 }

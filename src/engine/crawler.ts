@@ -500,10 +500,13 @@ export class CollectionCrawl {
   }
 
   /**
-   * A URI that was being fetched, alone, when the process died, after it was
-   * in flight at the crash before too (CRASH_STRIKE): it is recorded as
-   * skipped with `cr` and not fetched again in this cycle, so that one
-   * poisoned page cannot crash-loop a daemon. The next cycle tries it again.
+   * A URI that was being fetched as the one suspect under way when the
+   * process died, after it was in flight at the crash before too
+   * (CRASH_STRIKE): it is recorded as skipped with `cr` and not fetched
+   * again in this cycle, so that one poisoned page cannot crash-loop a
+   * daemon. Other URIs are fetched beside a suspect, so a crash they cause
+   * can set an innocent suspect aside: at most one per crash, and the next
+   * cycle tries it again.
    */
   private async setAside(uri: LeasedUri): Promise<void> {
     const previous = await this.store.getRecord(this.rt.name, uri.url);
@@ -921,7 +924,7 @@ export class CollectionCrawl {
 
   /**
    * A suspect (a URI in flight when the process last died: isSuspect) is
-   * fetched alone: while one is under way, another waits with its site. It
+   * fetched one at a time: while one is under way, another waits with its site. It
    * is armed in the store before its request, and disarmed by its
    * completion, so that if the process dies again the store names this URI
    * and no other (CRASH_STRIKE in crawl-store.ts).
@@ -936,7 +939,7 @@ export class CollectionCrawl {
     this.suspectUnderWay = true;
     try {
       await this.store.armSuspect(this.rt.name, uri.id);
-      this.emit({ type: 'fetch', url: uri.url, message: 'fetched alone: it was in flight when the crawler stopped unexpectedly' });
+      this.emit({ type: 'fetch', url: uri.url, message: 'fetched as the one suspect under way: it was in flight when the crawler stopped unexpectedly' });
       await this.fetchLeased(site, uri, robots, releaseSlot);
     } finally {
       this.suspectUnderWay = false;

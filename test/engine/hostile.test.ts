@@ -6,7 +6,7 @@
 // outcome in the crawl store (the skip code), the bytes the server sent, the
 // process's peak RSS, and that the rest of the site was crawled.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -269,6 +269,10 @@ describe('hostile servers', () => {
       // Pages in flight at a kill beside /poison are fetched again, not set aside.
       for (const p of ['/', ...NORMAL]) assert.equal(recs.get(p)?.status, 'stored', `${p}: ${JSON.stringify(recs.get(p))}`);
       assert.deepEqual((JSON.parse(third.stdout) as { collections: Array<{ docSkips: Record<string, number> }> }).collections[0]!.docSkips, { cr: 1 });
+      // urltest shows it from the crawl store.
+      const shown = spawnSync(process.execPath, [BIN, 'urltest', '--no-fetch-robots', '--data', data, file, host.url('/poison')], { encoding: 'utf8' });
+      assert.equal(shown.status, 0, shown.stderr);
+      assert.match(shown.stdout, /stored: skipped \(cr: Crashed twice: in flight when the crawler died twice in a row/);
     } finally {
       await site.close();
     }
