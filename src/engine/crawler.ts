@@ -1049,21 +1049,22 @@ export class CollectionCrawl {
   }
 
   /**
-   * The bounds of one fetch. Every body is bounded by max_document_bytes;
-   * a sitemap (or a channel queued as one) also stops at its own reader's
-   * limit as it streams in, so that a 1 GB sitemap is abandoned at
-   * trawl_sitemaps max_bytes instead of being downloaded and then refused.
+   * The bounds of one fetch. Every body is bounded by max_document_bytes.
+   * A sitemap stops at trawl_sitemaps max_bytes as it streams in, and its
+   * entries within those bytes are read (as parseSitemap reads a larger
+   * body): a 1 GB sitemap costs max_bytes, not a gigabyte. A channel queued
+   * as one (rss.start_uris) past the feed reader's limit is refused there.
    */
   private limitsFor(uri: LeasedUri, settings: CollectionSettings): FetchLimits {
     const maxDocumentBytes = settings.trawlLimits.maxDocumentBytes;
-    const own = uri.flags! & URI_FLAGS.SITEMAP ? this.rt.settings.sitemaps.maxBytes : uri.flags! & URI_FLAGS.FEED ? FEED_MAX_BYTES : undefined;
+    const flags = uri.flags ?? 0;
+    const own = flags & URI_FLAGS.SITEMAP ? this.rt.settings.sitemaps.maxBytes : flags & URI_FLAGS.FEED ? FEED_MAX_BYTES : undefined;
     return {
       fetchTimeoutMs: settings.fetchTimeoutS * 1000,
       connectTimeoutMs: settings.trawlLimits.connectTimeoutS * 1000,
-      // A reader's limit refuses a larger document rather than reading a prefix of it.
       cutOffBytes: own !== undefined ? Math.min(own, maxDocumentBytes) : settings.cutOffBytes,
-      truncate: own !== undefined ? false : settings.truncate,
-      ...(uri.flags! & URI_FLAGS.SITEMAP ? { cutOffName: 'trawl_sitemaps max_bytes' } : own !== undefined ? { cutOffName: 'the channel size limit' } : {}),
+      truncate: own !== undefined ? (flags & URI_FLAGS.SITEMAP) !== 0 : settings.truncate,
+      ...(own !== undefined && !(flags & URI_FLAGS.SITEMAP) ? { cutOffName: 'the channel size limit' } : {}),
       maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
       maxDocumentBytes,
     };
