@@ -33,7 +33,7 @@ interface Run {
 }
 
 /** `trawl crawl --json CONFIG` in a child process, its peak RSS sampled from /proc until it exits. */
-function crawl(data: string, config: string, onStart?: (kill: () => void) => void): Promise<Run> {
+function crawl(data: string, config: string, onStart?: (kill: () => void) => void, timeoutMs = 120_000): Promise<Run> {
   const child = spawn(process.execPath, [BIN, 'crawl', '--data', data, '--json', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let peak = 0;
@@ -50,9 +50,12 @@ function crawl(data: string, config: string, onStart?: (kill: () => void) => voi
   const timer = setInterval(sample, 50);
   const kill = (): void => void child.kill('SIGKILL');
   onStart?.(kill);
+  // A crawl that hangs fails its test instead of holding the suite.
+  const deadline = setTimeout(kill, timeoutMs);
   return new Promise((resolve) => {
     child.on('exit', (code) => {
       clearInterval(timer);
+      clearTimeout(deadline);
       resolve({ code, peakRssBytes: peak, stdout, kill });
     });
   });
@@ -258,6 +261,34 @@ describe('hostile servers', () => {
     assert.ok(['in', 'ne'].includes(c.recs.get('/short')?.skipCode ?? ''), JSON.stringify(c.recs.get('/short')));
     assert.ok(c.recs.has('/long'), 'the over-long answer has a record');
     for (const p of ['/loop-a', '/loop-b']) assert.equal(c.fetches(p), 1, `${p} fetched once`);
+  });
+
+  it('catastrophic rule regexes against links built to trigger them: the crawl finishes, the rules decide as written', async (t) => {
+    // Without the linear-time fallback each of these links costs the
+    // backtracking engine 2^40 steps against ^…(a+)+$ (hours).
+    const trap = (i: number): string => `/${'a'.repeat(40 + i)}!`;
+    const links = [...NORMAL, ...Array.from({ length: 5 }, (_, i) => trap(i)), '/aaaa'];
+    const site = await startFixtureSite([{ ip: '127.0.3.8', routes: { '/': page('home', links), ...Object.fromEntries(links.map((p) => [p, page(p, [])])) } }]);
+    try {
+      const host = site.host('127.0.3.8');
+      const file = config('regex', `
+        <attrib name="start_uris" type="list-string"><member>${host.url('/')}</member></attrib>
+        <attrib name="delay" type="real">0</attrib>
+        <attrib name="robots" type="boolean">no</attrib>
+        <section name="exclude_uris"><attrib name="regexp" type="list-string"><member>^http://[^/]+/(a+)+$</member><member>(?i)/(A|a)+$</member></attrib></section>
+        <section name="trawl_crawl_rules"><section name="${host.origin}"><attrib name="rules" type="list-string"><member>disallow regex ^/(a|aa)+$</member></attrib></section></section>`);
+      const t0 = performance.now();
+      const run = await crawl(tempDir('trawl-regex-'), file, undefined, 30_000);
+      assert.equal(run.code, 0, `the crawl did not finish within 30 s: ${run.stdout}`);
+      t.diagnostic(`${Math.round(performance.now() - t0)} ms`);
+      // The trap links match no rule and are crawled; /aaaa matches them and is not.
+      const fetched = new Set(host.requests.map((r) => r.path));
+      for (let i = 0; i < 5; i++) assert.ok(fetched.has(trap(i)), `${trap(i)}: ${run.stdout}`);
+      assert.ok(!fetched.has('/aaaa'));
+      for (const p of NORMAL) assert.ok(fetched.has(p), p);
+    } finally {
+      await site.close();
+    }
   });
 
   it('a URI in flight at two crashes in a row is set aside ("cr"); the rest of the site is crawled', async () => {
