@@ -3,14 +3,15 @@
 // the documented type and default, and nothing in the registry's MS-FSCCFG
 // part is missing from the spec. Where trawl deliberately differs, the
 // difference is listed here with its reason.
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { COLLECTION, EXTENSION_PREFIX, findAttrib, findSection, listRegistry, SUBCOLLECTION } from '../../src/config/registry.ts';
 import type { AttribDef, ParamValue, SectionDef } from '../../src/config/schema.ts';
-import { SHARED } from '../helpers.ts';
+import { FIXTURES } from '../helpers.ts';
 
-const spec = readFileSync(`${SHARED}specs/MS-FSCCFG-crawler-configuration-file-format.md`, 'utf8');
+const spec = readFileSync(join(FIXTURES, 'specs', 'MS-FSCCFG-crawler-configuration-file-format.md'), 'utf8');
 
 /** Spec section number → registry path of the table's parameters. */
 const TABLES: Record<string, string> = {

@@ -2,6 +2,7 @@
 // come from the spec text itself (the 2.2.4.8–2.2.4.10 schema tables, the
 // 2.2.5 and 2.2.6 flattened tables, and the §4.3 example response), so a key
 // missing from the encoders, or a wrong int/double, fails here.
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -29,9 +30,9 @@ import {
   sumSiteCounters,
 } from '../../src/stats/statistics.ts';
 import type { Kind, RpcStruct, RpcValue, SchemaName } from '../../src/stats/statistics.ts';
-import { SHARED } from '../helpers.ts';
+import { FIXTURES } from '../helpers.ts';
 
-const spec = readFileSync(`${SHARED}specs/MS-FSCADM-crawler-administration-and-status-protocol.md`, 'utf8');
+const spec = readFileSync(join(FIXTURES, 'specs', 'MS-FSCADM-crawler-administration-and-status-protocol.md'), 'utf8');
 
 /** The spec text from the heading of `from` to the next heading of `to`. */
 function section(from: string, to: string): string {
