@@ -105,7 +105,8 @@ describe('crash safety', () => {
       const setAside = got.filter((r) => r.skipCode === 'cr').map((r) => r.url);
       assert.ok(setAside.length < kills, `${setAside.length} URIs set aside after ${kills} kills`);
       const requested = (url: string): number => site.requests.filter((r) => `http://${r.host}${r.path}` === url).length;
-      for (const url of setAside) assert.equal(requested(url), 2, `${url} was in flight at two kills`);
+      // Leased at one kill and fetched (its request perhaps not yet sent) at the next: asked for twice at most.
+      for (const url of setAside) assert.ok(requested(url) <= 2, `${url} was requested ${requested(url)} times`);
       assert.deepEqual(got.filter((r) => !setAside.includes(r.url)), expected.filter((r) => !setAside.includes(r.url)));
       t.diagnostic(`${kills} kills; ${site.requests.length} requests; ${setAside.length} URIs set aside`);
       // Nothing refetched but what was in flight: per site and kill, at most
