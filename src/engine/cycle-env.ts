@@ -1,0 +1,83 @@
+/**
+ * What the parts of a running cycle share: the run-time settings, the
+ * stores, the scheduler, the screening, the counters, the events and the
+ * cycle number. Made when a cycle is set up (CollectionCrawl.setup), and
+ * handed to the page stages, the outcome writer, seeding and the fetch task.
+ */
+
+import { normalizeUrl } from '../core/url.ts';
+import type { ExtractPool } from '../extract/extract-pool.ts';
+import type { BloomFilter } from '../frontier/bloom.ts';
+import type { SiteScheduler } from '../frontier/site-scheduler.ts';
+import type { ContentStore } from '../store/content-store.ts';
+import type { CrawlStore } from '../store/crawl-store.ts';
+import type { CrawlEvents } from './crawl-events.ts';
+import type { CrawlerOptions } from './crawl-types.ts';
+import type { CycleStats } from './cycle-stats.ts';
+import type { DiskGuard } from './disk-guard.ts';
+import type { DuplicateDetector } from './duplicates.ts';
+import type { LinkScreening } from './link-screening.ts';
+import type { Runtime } from './runtime.ts';
+
+export interface CycleParts {
+  readonly rt: Runtime;
+  readonly opts: CrawlerOptions;
+  readonly events: CrawlEvents;
+  readonly stats: CycleStats;
+  readonly sched: SiteScheduler;
+  readonly screening: LinkScreening;
+  readonly duplicates: DuplicateDetector;
+  readonly disk: DiskGuard;
+  /** smfilter: URLs queued in this run, in front of the store's seen set. */
+  readonly bloom: BloomFilter | undefined;
+  readonly pool: ExtractPool;
+  readonly now: () => number;
+}
+
+export class CycleEnv implements CycleParts {
+  readonly rt: Runtime;
+  readonly opts: CrawlerOptions;
+  readonly events: CrawlEvents;
+  readonly stats: CycleStats;
+  readonly sched: SiteScheduler;
+  readonly screening: LinkScreening;
+  readonly duplicates: DuplicateDetector;
+  readonly disk: DiskGuard;
+  readonly bloom: BloomFilter | undefined;
+  readonly pool: ExtractPool;
+  readonly now: () => number;
+  readonly store: CrawlStore;
+  readonly content: ContentStore;
+  /** The collection's name. */
+  readonly name: string;
+  /** The refresh cycle being crawled (set when it begins or is resumed). */
+  epoch = 0;
+
+  constructor(p: CycleParts) {
+    this.rt = p.rt;
+    this.opts = p.opts;
+    this.events = p.events;
+    this.stats = p.stats;
+    this.sched = p.sched;
+    this.screening = p.screening;
+    this.duplicates = p.duplicates;
+    this.disk = p.disk;
+    this.bloom = p.bloom;
+    this.pool = p.pool;
+    this.now = p.now;
+    this.store = p.opts.store;
+    this.content = p.opts.content;
+    this.name = p.rt.name;
+  }
+
+  /** Resolves, then canonicalizes (rewrite_rules, named rules): the form used for the seen check. */
+  normalize(raw: string, base?: string): string | undefined {
+    const abs = normalizeUrl(raw, base);
+    return abs === undefined ? undefined : this.rt.canon.canonicalize(abs);
+  }
+
+  /** Refresh-only (an operator's, or below limits.disk_free): links are not followed to anything new. */
+  refreshOnly(): boolean {
+    return this.opts.refreshOnly?.() === true || this.disk.refreshOnly;
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * The one place a page's outcome becomes what the crawl keeps of it:
+ *
+ *   PageOutcome ─► counters (the cycle's totals, the site's statistics, DocSkip / URISkip)
+ *               ─► the record (status, checksum, content, what it duplicates or redirects to)
+ *               ─► the links queued (the context's links, past refresh-only, the screened
+ *                  cache, smfilter and quarantines)
+ *               ─► the feed operations (add / update / delete per content destination)
+ *               ─► ONE crawl store transaction (complete), then the stored copy it replaced
+ *                  is deleted
+ *
+ * Stages decide and write nothing of their own; what they observed about
+ * the fetch itself (bytes, the HTTP status, the MIME type, the links they
+ * screened) they count where they see it.
+ */
+
+import type { DocSkipCode } from '../core/skip-codes.ts';
+import type { FeedOp, QueuedUri, RecordStatus, UriRecord } from '../store/crawl-store.ts';
+import { URI_FLAGS } from '../store/crawl-store.ts';
+import type { SiteStats } from '../stats/site-stats.ts';
+import type { CycleEnv } from './cycle-env.ts';
+import type { PageContext, PageOutcome } from './pipeline/page-context.ts';
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Whether the destinations have (had) the document: it was stored with content. */
+export function wasFed(r: UriRecord | undefined): boolean {
+  return r !== undefined && r.contentRef !== undefined && (r.status === 'stored' || r.status === 'unchanged');
+}
+
+export class OutcomeWriter {
+  private readonly env: CycleEnv;
+
+  constructor(env: CycleEnv) {
+    this.env = env;
+  }
+
+  /** Counts, records, queues and feeds what `o` says of the page, in one transaction. */
+  async write(ctx: PageContext, o: PageOutcome): Promise<void> {
+    const { c } = this.env.stats;
+    const { st, uri, previous } = ctx;
+    switch (o.kind) {
+      case 'stored': {
+        c.stored++;
+        st.add('Stored');
+        if (o.modified) st.add('Modified');
+        const rec = this.record(ctx, 'stored');
+        rec.checksum = o.checksum;
+        rec.contentRef = o.contentRef;
+        await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
+        if (previous?.contentRef && previous.contentRef !== o.contentRef) await this.env.content.delete(previous.contentRef);
+        return;
+      }
+      case 'unchanged':
+        c.unchanged++;
+        st.add('Unchanged');
+        await this.commit(ctx, this.record(ctx, 'unchanged'), ctx.links, this.refeedOps(ctx));
+        return;
+      case 'duplicate': {
+        c.duplicates++;
+        this.docSkip(st, 'cs', uri.url, o.reason);
+        const rec = this.record(ctx, 'duplicate');
+        rec.checksum = o.checksum;
+        rec.duplicateOf = o.of;
+        rec.skipCode = 'cs';
+        rec.contentRef = o.contentRef;
+        await this.commit(ctx, rec, ctx.links, this.unfeedOps(uri.url, previous));
+        if (o.canonical && previous?.contentRef) await this.env.content.delete(previous.contentRef);
+        return;
+      }
+      case 'redirect': {
+        if (o.code !== undefined) this.docSkip(st, o.code, uri.url, o.reason);
+        const rec = this.record(ctx, 'redirect');
+        rec.redirectTo = o.to;
+        rec.skipCode = o.code;
+        await this.commit(ctx, rec, ctx.links, []);
+        return;
+      }
+      case 'skipped': {
+        this.docSkip(st, o.code, uri.url, o.reason);
+        const rec = this.record(ctx, 'skipped');
+        rec.skipCode = o.code;
+        await this.commit(ctx, rec, ctx.links, []);
+        return;
+      }
+      case 'failed':
+        return this.failed(ctx, o);
+      case 'refused':
+        this.env.screening.skipUri(ctx.site.site, o.code, uri.url, o.reason);
+        await this.commit(ctx, undefined, ctx.links, []);
+        return;
+      case 'listed':
+        await this.commit(ctx, undefined, ctx.links, []);
+        return;
+    }
+  }
+
+  /** MS-FSCCFG 2.2.4.11: RETRY within the cycle, else an error record, or DELETE after X failures in a row. */
+  private async failed(ctx: PageContext, o: PageOutcome & { kind: 'failed' }): Promise<void> {
+    const env = this.env;
+    const { c } = env.stats;
+    const { st, site, uri, previous } = ctx;
+    if (o.code !== undefined) this.docSkip(st, o.code, uri.url, o.reason);
+    if (o.action === 'retry') {
+      c.retries++;
+      st.add('Retries');
+      await env.store.retry(env.name, uri.id);
+      // Through addWork: the site may have left the active set while the retry was written.
+      env.sched.addWork(site.site, 1);
+    } else {
+      c.errors++;
+      const rec = this.record(ctx, o.action === 'delete' ? 'deleted' : 'error');
+      rec.httpStatus = o.httpStatus;
+      rec.errorCount = o.errorCount;
+      rec.skipCode = o.code;
+      if (o.action === 'delete') {
+        rec.contentRef = undefined;
+        rec.checksum = undefined;
+      }
+      if (o.action === 'delete' && previous?.contentRef) {
+        c.deleted++;
+        st.add('Deleted');
+        await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, 'delete'));
+        await env.content.delete(previous.contentRef);
+      } else {
+        await this.commit(ctx, rec, ctx.links, []);
+      }
+    }
+    // A transport failure may have closed the site (max_backoff_counter): what it has queued waits for the next cycle.
+    if (o.code !== undefined && site.closed) await env.store.dropQueued(env.name, site.site);
+  }
+
+  /** Counts a document not stored; logged with its reason under log.fetch. */
+  docSkip(st: SiteStats, code: DocSkipCode, url: string, reason: string): void {
+    this.env.stats.docSkip(st, code);
+    if (this.env.events.logFetch) this.env.events.emit({ type: 'skip', url, code, message: reason });
+  }
+
+  /**
+   * The record of this fetch, as the outcome's kind leaves most of it: the
+   * response's status, the previous record's checksum and content, and,
+   * once the mime stage has looked at a 2xx response, that response's type,
+   * size and validators (before it, the previous record's).
+   */
+  private record(ctx: PageContext, status: RecordStatus): Writable<UriRecord> {
+    const { uri, previous: p } = ctx;
+    const f = ctx.fetched;
+    const r = ctx.mime !== undefined ? ctx.response : undefined;
+    return {
+      url: uri.url, site: uri.site, status, httpStatus: f?.kind === 'response' ? f.status : undefined, checksum: p?.checksum, lastCrawledMs: ctx.startedMs,
+      etag: r ? r.headers.etag : p?.etag, lastModified: r ? r.headers['last-modified'] : p?.lastModified, errorCount: 0, skipCode: undefined,
+      mime: r ? ctx.mime : p?.mime, size: r ? r.body.length : p?.size, contentRef: p?.contentRef, duplicateOf: undefined, redirectTo: undefined,
+      depth: uri.depth, parent: uri.parent, epoch: this.env.epoch,
+    };
+  }
+
+  /** One feed operation per content destination (none when the collection does not feed). */
+  private feedOps(url: string, op: FeedOp['op']): FeedOp[] {
+    return (this.env.opts.feedTo ?? []).map((destination) => ({ destination, url, op }));
+  }
+
+  /** CollectionRefetchURI Refeed: an unchanged document is fed again all the same. */
+  private refeedOps(ctx: PageContext): FeedOp[] {
+    return (ctx.uri.flags ?? 0) & URI_FLAGS.REFEED && ctx.previous?.contentRef ? this.feedOps(ctx.uri.url, 'update') : [];
+  }
+
+  /** A document that was fed and is no longer (now a duplicate, deleted): the destinations drop it. */
+  unfeedOps(url: string, previous: UriRecord | undefined): FeedOp[] {
+    return wasFed(previous) ? this.feedOps(url, 'delete') : [];
+  }
+
+  /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
+  private async commit(ctx: PageContext, record: UriRecord | undefined, discoveredIn: QueuedUri[], feed: FeedOp[]): Promise<void> {
+    const env = this.env;
+    const st = ctx.st;
+    st.add('DBUpdates');
+    // Before the store is written and the document's claim ends.
+    if (record) env.duplicates.noteRecord(record);
+    // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
+    let discovered = env.refreshOnly() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
+    discovered = env.screening.dropScreened(discovered, st);
+    if (env.bloom) {
+      // smfilter: links the filter has seen are checked against the store here, outside the write transaction.
+      const fresh: QueuedUri[] = [];
+      for (const q of discovered) {
+        if (env.bloom.mightContain(q.url) && (await env.store.seen(env.name, env.epoch, q.url))) {
+          env.stats.uriSkips(st, 'ic', 1);
+          continue;
+        }
+        fresh.push(q);
+      }
+      discovered = fresh;
+    }
+    // MS-FSCADM CollectionQuarantineSite: URIs found for a quarantined site wait in a separate queue.
+    const quarantined = env.opts.quarantinedSites?.();
+    if (quarantined && quarantined.size > 0) {
+      const now = env.now();
+      discovered = discovered.map((q) => ((quarantined.get(q.site) ?? 0) > now ? { ...q, flags: (q.flags ?? 0) | URI_FLAGS.QUARANTINED } : q));
+    }
+    const added = await env.store.complete(env.name, env.epoch, {
+      leaseId: ctx.uri.id,
+      site: ctx.site.site,
+      ...(record ? { record } : {}),
+      discovered,
+      ...(feed.length > 0 ? { feed } : {}),
+    });
+    if (feed.length > 0) env.opts.onFeed?.();
+    const dup = discovered.length - added.length;
+    if (dup > 0) env.stats.uriSkips(st, 'ic', dup);
+    for (const a of added) {
+      env.bloom?.add(a.url);
+      if (!((a.flags ?? 0) & URI_FLAGS.QUARANTINED)) env.sched.addWork(a.site, 1);
+    }
+    for (const q of discovered) env.screening.screen(q.url, q.site);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Putting URIs in the queue from outside a page: the start URIs and the
+ * URIs the crawl store knows when a cycle begins (seed), the Sitemap: lines
+ * of robots.txt, and an operator's additions and refetches.
+ *
+ *   seed   start_uris, start_uri_files, rss start URIs (per sub-collection too),
+ *          sitemaps ─► scope ─► enqueue
+ *          every record the store knows ─► enqueue again (a page of records at a time);
+ *          the same walk fills the duplicate check's checksum filter
+ */
+
+import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { siteOf } from '../core/url.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import type { SiteState } from '../frontier/site-scheduler.ts';
+import { URI_FLAGS, type CrawlStore, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
+import type { CycleEnv } from './cycle-env.ts';
+
+/** Records read at once when a refresh or an operator's refetch walks the crawl store (recordPages). */
+const RECORD_PAGE = 5000;
+
+/**
+ * The default route for send_links_to when both collections share a store
+ * (trawl crawl): the links are queued in the target collection, marked SENT,
+ * for its running cycle or, when it has none, its next one; the target
+ * checks them against its own scope when it leases them. False when the
+ * store has no such collection.
+ */
+export async function queueSentLinks(store: CrawlStore, target: string, links: readonly QueuedUri[]): Promise<boolean> {
+  const row = await store.getCollection(target);
+  if (!row) return false;
+  const running = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
+  await store.enqueue(target, running ? row.epoch : row.epoch + 1, links.map((l) => ({ ...l, sub: undefined, priority: 1, flags: (l.flags ?? 0) | URI_FLAGS.SENT })));
+  return true;
+}
+
+/** What AddURIs answers: how many were queued, and why the others were not. */
+export interface AddedUris {
+  added: number;
+  refused: Array<{ url: string; reason: string }>;
+}
+
+export class Seeder {
+  private readonly env: CycleEnv;
+  /** Wakes the crawl loop: new work was queued. */
+  private readonly wake: () => void;
+
+  constructor(env: CycleEnv, wake: () => void) {
+    this.env = env;
+    this.wake = wake;
+  }
+
+  /** Start URIs (start_uris, start_uri_files, per sub-collection too), then the URIs the crawl store knows. */
+  async seed(): Promise<void> {
+    const env = this.env;
+    const rt = env.rt;
+    const seeds: Array<{ url: string; sub: string | undefined; flags: number }> = [];
+    const fromSettings = (s: CollectionSettings, sub: string | undefined): void => {
+      for (const u of s.startUris ?? []) seeds.push({ url: u, sub, flags: 0 });
+      this.fromFiles(seeds, s.startUriFiles, sub, 0);
+      // MS-FSCCFG 2.2.4.30: RSS channel start URIs.
+      for (const u of s.rss.startUris ?? []) seeds.push({ url: u, sub, flags: URI_FLAGS.FEED });
+      this.fromFiles(seeds, s.rss.startUriFiles, sub, URI_FLAGS.FEED);
+    };
+    fromSettings(rt.settings, undefined);
+    for (const sub of rt.subs) if (sub.settings.startUris !== rt.settings.startUris) fromSettings(sub.settings, sub.name);
+    if (rt.settings.useSitemaps) for (const u of rt.settings.sitemaps.urls ?? []) seeds.push({ url: u, sub: undefined, flags: URI_FLAGS.SITEMAP });
+    const batch: QueuedUri[] = [];
+    for (const s of seeds) {
+      const url = env.normalize(s.url);
+      if (!url) {
+        env.events.emit({ type: 'error', url: s.url, code: 'TRAWL_ERR_CONFIG_VALUE', message: `start URI ${JSON.stringify(s.url)} is not a valid absolute URL` });
+        continue;
+      }
+      const u = new URL(url);
+      const d = rt.scope.decide({ url: u, parent: undefined, hops: 0, viaRedirect: false, seed: true });
+      if (!d.allowed) {
+        env.screening.skipUri(siteOf(u), d.code!, url, `start URI refused: ${d.reason}`);
+        continue;
+      }
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: s.sub ?? rt.subOf(u), flags: s.flags });
+    }
+    // A refresh re-queues every URI the crawl store knows, so unchanged
+    // pages (304s, which carry no links) are still refetched; a page of
+    // records at a time (recordPages). The start URIs go first either way:
+    // prepended, they are put in front last.
+    const prepend = rt.settings.refreshMode === 'prepend';
+    if (!prepend) await env.store.enqueue(env.name, env.epoch, batch, false);
+    // The same walk fills the checksum filter before any page is fetched (duplicates.ts).
+    for await (const records of this.recordPages(prepend)) {
+      const known: QueuedUri[] = [];
+      for (const r of records) {
+        if (r.status !== 'deleted') known.push(this.requeueOf(r));
+        env.duplicates.noteRecord(r);
+      }
+      await env.store.enqueue(env.name, env.epoch, known, prepend);
+    }
+    if (prepend) await env.store.enqueue(env.name, env.epoch, batch, true);
+  }
+
+  private fromFiles(seeds: Array<{ url: string; sub: string | undefined; flags: number }>, files: readonly string[] | undefined, sub: string | undefined, flags: number): void {
+    for (const f of files ?? []) {
+      const path = resolvePath(this.env.opts.baseDir ?? '.', f);
+      let text: string;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (err) {
+        this.env.events.emit({ type: 'error', code: 'TRAWL_ERR_IO', message: `cannot read start URI file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+        continue;
+      }
+      for (const line of text.split(/\r?\n/)) {
+        const t = line.trim();
+        if (t && !t.startsWith('#')) seeds.push({ url: t, sub, flags });
+      }
+    }
+  }
+
+  /**
+   * The crawl store's records a page at a time, so that a refresh of a
+   * store of millions holds one page rather than all of them. In the order
+   * the records were written; with `backwards`, last page first, for a
+   * caller that puts each page in front of the queue: front insertion
+   * keeps a batch's own order, and each page goes before the one after it.
+   * A crash half-way is safe: seed runs again when the cycle resumes, and
+   * enqueue leaves out what this cycle already queued.
+   */
+  private async *recordPages(backwards: boolean): AsyncGenerator<UriRecord[]> {
+    const env = this.env;
+    for (let from: number | undefined; ;) {
+      const page = await env.store.listRecordPage(env.name, { ...(from !== undefined ? { from } : {}), backwards, limit: RECORD_PAGE });
+      if (page.records.length > 0) yield page.records;
+      if (page.records.length < RECORD_PAGE) return;
+      from = backwards ? page.first : page.last;
+    }
+  }
+
+  /** What a known URI is queued again as: from its record, a priority and sub-collection as of the configuration now. */
+  private requeueOf(r: UriRecord, u = new URL(r.url)): QueuedUri {
+    return { url: r.url, site: r.site, depth: r.depth, hops: r.depth, redirects: 0, parent: r.parent, priority: this.env.rt.priorityOf(u, false), sub: this.env.rt.subOf(u) };
+  }
+
+  /** Queues again the known URIs (crawl store records) that `pick` selects. */
+  async requeueKnown(pick: (url: URL) => boolean, front: boolean): Promise<number> {
+    let n = 0;
+    for await (const records of this.recordPages(front)) {
+      const batch: QueuedUri[] = [];
+      for (const r of records) {
+        if (r.status === 'deleted') continue;
+        const u = new URL(r.url);
+        if (pick(u)) batch.push(this.requeueOf(r, u));
+      }
+      if (batch.length > 0) n += await this.requeue(batch, front);
+    }
+    return n;
+  }
+
+  /** Queues these URLs again, even if already fetched in this cycle; `refeed`: fed again even when unchanged. */
+  async requeueUrls(urls: readonly string[], front: boolean, refeed: boolean): Promise<number> {
+    const rt = this.env.rt;
+    const batch: QueuedUri[] = [];
+    for (const raw of urls) {
+      const url = this.env.normalize(raw);
+      if (!url) continue;
+      const u = new URL(url);
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: rt.subOf(u), flags: refeed ? URI_FLAGS.REFEED : 0 });
+    }
+    return this.requeue(batch, front);
+  }
+
+  private async requeue(batch: QueuedUri[], front: boolean): Promise<number> {
+    const env = this.env;
+    const n = await env.store.requeue(env.name, env.epoch, batch, front);
+    for (const q of batch) env.sched.addWork(q.site, 1);
+    this.wake();
+    return n;
+  }
+
+  /** URIs added while the cycle runs (MS-FSCADM AddURIs): checked like start URIs and queued, `urgent` ones first. */
+  async addUris(urls: readonly string[], urgent: boolean): Promise<AddedUris> {
+    const env = this.env;
+    const rt = env.rt;
+    const refused: Array<{ url: string; reason: string }> = [];
+    const batch: QueuedUri[] = [];
+    for (const raw of urls) {
+      const url = env.normalize(raw);
+      if (!url) {
+        refused.push({ url: raw, reason: 'not a valid absolute URL' });
+        continue;
+      }
+      const u = new URL(url);
+      const d = rt.scope.decide({ url: u, parent: undefined, hops: 0, viaRedirect: false, seed: true });
+      if (!d.allowed) {
+        refused.push({ url, reason: `${d.code}: ${d.reason}` });
+        continue;
+      }
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: rt.subOf(u) });
+    }
+    const added = await env.store.enqueue(env.name, env.epoch, batch, urgent);
+    for (const a of added) {
+      env.bloom?.add(a.url);
+      env.sched.addWork(a.site, 1);
+    }
+    this.wake();
+    return { added: added.length, refused };
+  }
+
+  /** use_sitemaps: the Sitemap: lines of a site's robots.txt (trawl_sitemaps robots_discovery). */
+  async queueRobotsSitemaps(site: SiteState, sitemaps: readonly string[]): Promise<void> {
+    const env = this.env;
+    const sm = env.rt.settings.sitemaps;
+    if (!env.rt.settings.useSitemaps || !sm.robotsDiscovery || sitemaps.length === 0) return;
+    const batch: QueuedUri[] = [];
+    for (const raw of sitemaps) {
+      const url = env.normalize(raw, site.site);
+      if (!url) continue;
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
+      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: `${site.site}/robots.txt`, priority: env.rt.priorityOf(u, true), sub: undefined, flags: URI_FLAGS.SITEMAP });
+    }
+    const added = await env.store.enqueue(env.name, env.epoch, batch, true);
+    for (const a of added) env.sched.addWork(a.site, 1);
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * One unit of work on a ready site: its robots.txt, or its next URI.
+ *
+ *   resolve + pin DNS (bind the per-IP gate; ipmask / ip6mask judged once per site)
+ *   robots.txt: the rules in memory, else the crawl store's copy, else fetched (the whole task)
+ *   lease ─► a suspect waits for the one under way ─► refused before any request?
+ *         (robots.txt, a sent link out of scope, an address rule) ─► max_doc
+ *         ─► fetch (the gate moves on when the request is sent) ─► PagePipeline
+ *
+ * A task holds a request slot until its response is in (releaseSlot); the
+ * site may start its next request once the pipeline has made its decisions
+ * about it, which it does before its first await.
+ */
+
+import { isDiskFull } from '../core/disk-full.ts';
+import { pathAndQuery } from '../core/url.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import type { SiteResolver } from '../fetch/egress.ts';
+import type { HttpFetcher, FetchLimits, FetchOutcome } from '../fetch/http-fetcher.ts';
+import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES } from '../extract/feed.ts';
+import type { SiteState } from '../frontier/site-scheduler.ts';
+import { isSuspect, URI_FLAGS, type LeasedUri } from '../store/crawl-store.ts';
+import type { CycleEnv } from './cycle-env.ts';
+import { PageContext, type PageOutcome } from './pipeline/page-context.ts';
+import type { PagePipeline } from './pipeline/pipeline.ts';
+import type { KnownRobots, RobotsManager } from './robots-manager.ts';
+import type { Seeder } from './seeding.ts';
+
+/** How long a site whose next URI is a suspect waits while another suspect is fetched. */
+const SUSPECT_WAIT_MS = 100;
+
+export interface SiteTaskParts {
+  readonly env: CycleEnv;
+  readonly resolver: SiteResolver;
+  readonly fetcher: HttpFetcher;
+  readonly robots: RobotsManager;
+  readonly seeder: Seeder;
+  readonly pipeline: PagePipeline;
+  readonly signal: AbortSignal;
+  /** Wakes the crawl loop. */
+  readonly wake: () => void;
+  /** Sites refused by ipmask / ip6mask domain rules once their address was known (kept for the crawl's life). */
+  readonly addressRefused: Map<string, string>;
+}
+
+export class SiteTasks {
+  /** Requests in flight (robots.txt and pages). */
+  inFlight = 0;
+  /** A suspect URI is being fetched (fetchOne): suspects go one at a time. */
+  private suspectUnderWay = false;
+
+  private readonly p: SiteTaskParts;
+
+  constructor(p: SiteTaskParts) {
+    this.p = p;
+  }
+
+  /** One unit of work on a site: its robots.txt, or its next URI. `releaseSlot` gives up its request slot. */
+  async run(site: SiteState, releaseSlot: () => void): Promise<void> {
+    const { env, resolver } = this.p;
+    site.busy = true;
+    try {
+      const resolved = await resolver.resolve(site.host);
+      if (resolved.ok && env.rt.settings.enforceDelayPerIp) env.sched.bindGate(site, resolved.address);
+      // ipmask / ip6mask domain rules depend on host and address only: judged once per site, before any request.
+      const refusedByAddress = resolved.ok && env.rt.addressScope ? env.rt.addressScope(new URL(site.site), resolved.address) : undefined;
+      if (refusedByAddress && !refusedByAddress.allowed) this.p.addressRefused.set(site.site, refusedByAddress.reason);
+      // The rules this task judges its URI by: held here, because the robots memory cache
+      // may forget the site while the task awaits (it keeps the sites seen last).
+      let robots = this.p.robots.known(site.site);
+      let needRobots = env.rt.settings.robots && !this.p.addressRefused.has(site.site) && !robots;
+      if (needRobots) {
+        const cached = await this.p.robots.cached(site.site);
+        if (cached) {
+          needRobots = false;
+          robots = cached;
+          // Queued once per cycle: the store ignores sitemaps already seen when the site is read back.
+          await this.p.seeder.queueRobotsSitemaps(site, cached.parsed.sitemaps);
+        }
+      }
+      if (robots) site.crawlDelayMs = (robots.rules.crawlDelayS ?? 0) * 1000;
+      // Unresolved: nothing can be fetched from this site; its URIs fail one by one below without a request.
+      if (needRobots && resolved.ok) return await this.fetchRobots(site);
+      if (site.buffer.length === 0) {
+        const leased = await env.store.lease(env.name, site.site, Math.max(1, env.rt.settings.maxPending));
+        site.queued = Math.max(0, site.queued - leased.length);
+        if (leased.length === 0) site.queued = 0;
+        site.hold(leased);
+      }
+      const uri = site.next() as LeasedUri | undefined;
+      if (!uri) return;
+      try {
+        await this.fetchOne(site, uri, robots, releaseSlot);
+      } catch (err) {
+        // A full disk: nothing of this page was committed and it is still
+        // leased; it goes back in front of its site, to be fetched again
+        // once there is space (the loop's catch pauses the crawl).
+        if (isDiskFull(err)) {
+          site.putBack(uri);
+          env.sched.addWork(site.site, 0);
+        }
+        throw err;
+      }
+    } finally {
+      site.busy = false;
+    }
+  }
+
+  /** The site's robots.txt, fetched as the site's request of this task. */
+  private async fetchRobots(site: SiteState): Promise<void> {
+    const env = this.p.env;
+    if (env.sched.readyAt(site) > env.now()) return; // the gate moved (shared IP): try again when ready
+    site.sub = undefined;
+    env.sched.started(site, env.now());
+    this.inFlight++;
+    const stats = { bytesIn: 0, bytesOut: 0, requests: 0 };
+    try {
+      const r = await this.p.robots.fetch(site.site, stats, this.p.signal, () => env.sched.sent(site, env.now()));
+      site.crawlDelayMs = (r.rules.crawlDelayS ?? 0) * 1000;
+      env.stats.c.robotsRequests += stats.requests;
+      env.stats.c.bytesIn += stats.bytesIn;
+      const st = env.stats.statsFor(site.site);
+      st.add('ReadNet', stats.bytesIn);
+      st.add('WriteNet', stats.bytesOut);
+      if (r.parsed.sitemaps.length > 0) st.add('HasSitemap');
+      env.events.emit({ type: 'robots', url: `${site.site}/robots.txt`, message: r.reason });
+      await this.p.seeder.queueRobotsSitemaps(site, r.parsed.sitemaps);
+    } finally {
+      this.inFlight--;
+      env.sched.finished(site, false);
+    }
+  }
+
+  /**
+   * A suspect (a URI in flight when the process last died: isSuspect) is
+   * fetched one at a time: while one is under way, another waits with its site. It
+   * is armed in the store before its request, and disarmed by its
+   * completion, so that if the process dies again the store names this URI
+   * and no other (CRASH_STRIKE in crawl-store.ts).
+   */
+  private async fetchOne(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
+    if (!isSuspect(uri.flags)) return this.fetchLeased(site, uri, robots, releaseSlot);
+    const env = this.p.env;
+    if (this.suspectUnderWay) {
+      site.notBeforeMs = env.now() + SUSPECT_WAIT_MS;
+      site.putBack(uri);
+      return;
+    }
+    this.suspectUnderWay = true;
+    try {
+      await env.store.armSuspect(env.name, uri.id);
+      env.events.emit({ type: 'fetch', url: uri.url, message: 'fetched as the one suspect under way: it was in flight when the crawler stopped unexpectedly' });
+      await this.fetchLeased(site, uri, robots, releaseSlot);
+    } finally {
+      this.suspectUnderWay = false;
+      this.p.wake();
+    }
+  }
+
+  /** What turns a URI away before any request: its outcome, or undefined to fetch it. robots.txt is consulted now (its rules may be newer than the link). */
+  private refusal(site: SiteState, uri: LeasedUri, url: URL, robots: KnownRobots | undefined): PageOutcome | undefined {
+    if (robots && !robots.rules.isAllowed(pathAndQuery(url))) return { kind: 'refused', code: 'ro', reason: 'disallowed by robots.txt' };
+    if ((uri.flags ?? 0) & URI_FLAGS.SENT) {
+      // Sent by another collection (send_links_to): this collection's scope decides.
+      const d = this.p.env.rt.scope.decide({ url, parent: undefined, hops: uri.hops, viaRedirect: false, seed: false });
+      if (!d.allowed) return { kind: 'refused', code: d.code!, reason: `sent by another collection: ${d.reason}` };
+    }
+    const refused = this.p.addressRefused.get(site.site);
+    if (refused !== undefined) return { kind: 'refused', code: 'do', reason: refused };
+    return undefined;
+  }
+
+  private async fetchLeased(site: SiteState, uri: LeasedUri, robots: KnownRobots | undefined, releaseSlot: () => void): Promise<void> {
+    const { env, pipeline } = this.p;
+    const url = new URL(uri.url);
+    const settings = env.rt.settingsFor(uri.sub);
+    const st = env.stats.statsFor(site.site);
+    if (robots?.unreachable) {
+      // robots.txt could not even be requested: every URI of the site fails the same way, without a request.
+      const previous = await env.store.getRecord(env.name, uri.url);
+      const failure: FetchOutcome = { kind: 'failure', code: 'co', errorKey: 'net', reason: `site unreachable (robots.txt: ${robots.unreachable})`, blocked: false, connectFailure: true, bytesIn: 0, bytesOut: 0, durationMs: 0 };
+      await pipeline.run(new PageContext(site, uri, previous, failure, settings, st, env.now()));
+      return;
+    }
+    const refused = this.refusal(site, uri, url, robots);
+    if (refused) return pipeline.write(new PageContext(site, uri, undefined, undefined, settings, st, env.now()), refused);
+    // max_doc: documents downloaded from one site at most.
+    if (site.fetched >= settings.maxDoc) {
+      site.closed = true;
+      await env.store.release(env.name, [uri.id, ...(site.drain() as LeasedUri[]).map((b) => b.id)]);
+      const dropped = await env.store.dropQueued(env.name, site.site);
+      env.events.emit({ type: 'skip', url: uri.url, message: `max_doc ${settings.maxDoc} reached for ${site.site}; ${dropped + 1} queued URIs are not fetched in this cycle` });
+      return;
+    }
+    // A URI the store has no record of (told with its lease) needs no round trip to the storage thread to learn it.
+    const previous = uri.crawled === false ? undefined : await env.store.getRecord(env.name, uri.url);
+    const postBody = this.postPayloadFor(uri.url);
+    site.sub = uri.sub;
+    const earliest = env.sched.earliestStart(site, env.sched.policy.delayMs(site));
+    if (earliest > env.now()) {
+      // The gate moved while this task was preparing (a shared IP), or this
+      // URI's sub-collection asks for a longer delay: put it back in front.
+      site.notBeforeMs = earliest;
+      site.putBack(uri);
+      return;
+    }
+    env.sched.started(site, env.now());
+    this.inFlight++;
+    site.busy = false;
+    // The loop may start another request to this site now (max_pending).
+    this.p.wake();
+    let outcome: FetchOutcome;
+    try {
+      outcome = await this.p.fetcher.fetch({
+        url,
+        headers: env.rt.headers,
+        acceptCompression: settings.acceptCompression && settings.useHttp11,
+        http10: !settings.useHttp11,
+        ...(settings.ifModifiedSince && previous?.etag ? { ifNoneMatch: previous.etag } : {}),
+        ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
+        ...(postBody !== undefined ? { postBody } : {}),
+        limits: this.limitsFor(uri, settings),
+        signal: this.p.signal,
+        onSent: () => env.sched.sent(site, env.now()),
+      });
+    } finally {
+      this.inFlight--;
+      // The response is in: extracting, storing and committing it need no request slot.
+      releaseSlot();
+    }
+    if (this.p.signal.aborted) {
+      // Stopping: the URI stays leased and goes back to the queue.
+      env.sched.finished(site, false);
+      site.putBack(uri);
+      return;
+    }
+    env.stats.c.requests++;
+    st.add('Processed');
+    st.data.discrete.LastUri = uri.url;
+    // The site is free for its next request once the pipeline has made its
+    // decisions about it (failures, a Retry-After pause, closing it), which
+    // it does before its first await: storing and committing the page take
+    // tens of ms (the group commits) and need not hold max_pending back;
+    // COMMIT_BACKLOG bounds how many of the site's pages may wait for that.
+    site.committing++;
+    try {
+      const processing = pipeline.run(new PageContext(site, uri, previous, outcome, settings, st, env.now()));
+      env.sched.finished(site, true);
+      await processing;
+    } finally {
+      site.committing--;
+    }
+  }
+
+  /**
+   * The bounds of one fetch. Every body is bounded by max_document_bytes.
+   * A sitemap stops at trawl_sitemaps max_bytes as it streams in, and its
+   * entries within those bytes are read (as parseSitemap reads a larger
+   * body): a 1 GB sitemap costs max_bytes, not a gigabyte. A channel queued
+   * as one (rss.start_uris) past the feed reader's limit is refused there.
+   */
+  private limitsFor(uri: LeasedUri, settings: CollectionSettings): FetchLimits {
+    const maxDocumentBytes = settings.trawlLimits.maxDocumentBytes;
+    const flags = uri.flags ?? 0;
+    const own = flags & URI_FLAGS.SITEMAP ? this.p.env.rt.settings.sitemaps.maxBytes : flags & URI_FLAGS.FEED ? FEED_MAX_BYTES : undefined;
+    return {
+      fetchTimeoutMs: settings.fetchTimeoutS * 1000,
+      connectTimeoutMs: settings.trawlLimits.connectTimeoutS * 1000,
+      cutOffBytes: own !== undefined ? Math.min(own, maxDocumentBytes) : settings.cutOffBytes,
+      truncate: own !== undefined ? (flags & URI_FLAGS.SITEMAP) !== 0 : settings.truncate,
+      ...(own !== undefined && !(flags & URI_FLAGS.SITEMAP) ? { cutOffName: 'the channel size limit' } : {}),
+      maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
+      maxDocumentBytes,
+    };
+  }
+
+  private postPayloadFor(url: string): string | undefined {
+    for (const [k, v] of Object.entries(this.p.env.rt.settings.postPayload)) {
+      if (k.startsWith('prefix:') ? url.startsWith(k.slice(7)) : url === k) return v;
+    }
+    return undefined;
+  }
+}
