@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClassifyStage, retryAfterMs } from '../../../src/engine/pipeline/classify.ts';
-import { failure, NOW_MS, pageContext, response, ORIGIN, SITE, storedRecord, testCycle } from '../cycle-fixture.ts';
+import { failure, NOW_MS, pageContext, response, ORIGIN, storedRecord, testCycle } from '../cycle-fixture.ts';
 
 const url = `${ORIGIN}/page`;
 
@@ -45,8 +45,8 @@ describe('classify stage', () => {
 
   it('ends an egress refusal as skipped with its code, without a site failure', () => {
     const t = testCycle();
-    const ctx = pageContext(t, url, failure({ blocked: true, code: 'ip', connectFailure: false, reason: 'private address' }));
-    assert.deepEqual(new ClassifyStage(t.env).run(ctx), { kind: 'skipped', code: 'ip', reason: 'refused by the egress policy: private address' });
+    const ctx = pageContext(t, url, failure({ blocked: true, code: 'ot', connectFailure: false, reason: 'private address' }));
+    assert.deepEqual(new ClassifyStage(t.env).run(ctx), { kind: 'skipped', code: 'ot', reason: 'refused by the egress policy: private address' });
     assert.equal(ctx.site.failures, 0);
   });
 
