@@ -19,26 +19,19 @@
 import { isDiskFull } from '../core/disk-full.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { writeCollectionXml } from '../config/writer.ts';
-import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
-import { HttpFetcher } from '../fetch/http-fetcher.ts';
-import { sharedExtractPool } from '../extract/extract-pool.ts';
-import { BloomFilter } from '../frontier/bloom.ts';
-import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
+import type { HttpFetcher } from '../fetch/http-fetcher.ts';
 import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
 import { CrawlEvents } from './crawl-events.ts';
 import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
-import { CycleEnv } from './cycle-env.ts';
+import type { CycleEnv } from './cycle-env.ts';
+import { setUpCycle } from './cycle-setup.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS } from './cycle-stats.ts';
-import { DiskGuard, limitsNotHonoured } from './disk-guard.ts';
+import { limitsNotHonoured } from './disk-guard.ts';
 import { DuplicateDetector } from './duplicates.ts';
-import { LinkScreening } from './link-screening.ts';
-import { PagePipeline } from './pipeline/pipeline.ts';
-import { RobotsManager } from './robots-manager.ts';
-import { buildRuntime } from './runtime.ts';
-import { Seeder, type AddedUris } from './seeding.ts';
-import { SiteTasks } from './site-task.ts';
+import type { AddedUris, Seeder } from './seeding.ts';
+import type { SiteTasks } from './site-task.ts';
 
 export type { CrawlEvent, CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 export { queueSentLinks } from './seeding.ts';
@@ -161,45 +154,13 @@ export class CollectionCrawl {
 
   private setup(): void {
     this.prepared = true;
-    const opts = this.opts;
-    const rt = buildRuntime(this.config, { ...(opts.node !== undefined ? { node: opts.node } : {}), ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}) });
-    const s = rt.settings;
-    const egress: EgressPolicy = { ...s.egress, ...opts.egress };
-    const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, this.now);
-    if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
-    this.fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
-    const robots = new RobotsManager(this.store, rt.name, this.fetcher, {
-      obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
-      productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
-    }, this.now, opts.robotsMemo);
-    const sched = new SiteScheduler({
-      maxPending: s.maxPending,
-      maxSites: s.maxSites,
-      maxInterDocs: s.maxInterDocs,
-      maxBackoffDelayMs: s.maxBackoffDelayS * 1000,
-      // MS-FSCCFG 2.2.4.33: the delay is the sub-collection's for its URIs.
-      delayMs: (site: SiteState) => {
-        const d = rt.delayNow(site.sub, this.now());
-        const base = d === 'suspend' ? 0 : d;
-        const crawlDelay = s.obeyRobotsDelay ? site.crawlDelayMs : 0;
-        return Math.max(base, crawlDelay);
-      },
+    const parts = setUpCycle(this.config, this.opts, {
+      events: this.events, stats: this.stats, duplicates: this.duplicates, signal: this.abort.signal, wake: this.wake, addressRefused: this.addressRefused, now: this.now,
     });
-    this.events.logScreened = s.log.screened === 'text';
-    this.events.logFetch = s.log.fetch === 'text';
-    const disk = new DiskGuard({
-      dir: opts.dataDir, minFreePct: s.limits.diskFreePct, slackPct: s.limits.diskFreeSlackPct,
-      ...(opts.diskPollMs !== undefined ? { pollMs: opts.diskPollMs } : {}),
-      onChange: (_state, message) => this.events.emit({ type: 'disk', message }),
-    });
-    const pool = opts.extractPool ?? sharedExtractPool();
-    const screening = new LinkScreening(rt, this.stats, this.events, pool, opts.screenedStart);
-    const bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
-    const env = new CycleEnv({ rt, opts, events: this.events, stats: this.stats, sched, screening, duplicates: this.duplicates, disk, bloom, pool, now: this.now });
-    this.env = env;
-    this.seeder = new Seeder(env, this.wake);
-    const pipeline = PagePipeline.standard(env);
-    this.siteTasks = new SiteTasks({ env, resolver, fetcher: this.fetcher, robots, seeder: this.seeder, pipeline, signal: this.abort.signal, wake: this.wake, addressRefused: this.addressRefused });
+    this.env = parts.env;
+    this.fetcher = parts.fetcher;
+    this.seeder = parts.seeder;
+    this.siteTasks = parts.siteTasks;
   }
 
   /** Resumes the unfinished cycle, or starts the next one. Seeding is idempotent, so it runs in both cases. */

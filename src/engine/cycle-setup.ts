@@ -1,0 +1,90 @@
+/**
+ * A cycle's parts, made from the collection's configuration when a cycle is
+ * set up (or an idle collection is prepared for an operator's request):
+ *
+ *   settings ─► Runtime ─► resolver + fetcher ─► robots.txt manager
+ *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
+ *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
+ *                       ─► Seeder, PagePipeline ─► SiteTasks
+ */
+
+import type { CollectionConfig } from '../config/model.ts';
+import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
+import { HttpFetcher } from '../fetch/http-fetcher.ts';
+import { sharedExtractPool } from '../extract/extract-pool.ts';
+import { BloomFilter } from '../frontier/bloom.ts';
+import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
+import type { CrawlEvents } from './crawl-events.ts';
+import type { CrawlerOptions } from './crawl-types.ts';
+import { CycleEnv } from './cycle-env.ts';
+import type { CycleStats } from './cycle-stats.ts';
+import { DiskGuard } from './disk-guard.ts';
+import type { DuplicateDetector } from './duplicates.ts';
+import { LinkScreening } from './link-screening.ts';
+import { PagePipeline } from './pipeline/pipeline.ts';
+import { RobotsManager } from './robots-manager.ts';
+import { buildRuntime } from './runtime.ts';
+import { Seeder } from './seeding.ts';
+import { SiteTasks } from './site-task.ts';
+
+/** What lives as long as the crawl object, across the cycles it sets up. */
+export interface CrawlShared {
+  readonly events: CrawlEvents;
+  readonly stats: CycleStats;
+  readonly duplicates: DuplicateDetector;
+  /** Aborted by a stop. */
+  readonly signal: AbortSignal;
+  /** Wakes the crawl loop. */
+  readonly wake: () => void;
+  readonly addressRefused: Map<string, string>;
+  readonly now: () => number;
+}
+
+export interface CycleSetup {
+  readonly env: CycleEnv;
+  readonly fetcher: HttpFetcher;
+  readonly seeder: Seeder;
+  readonly siteTasks: SiteTasks;
+}
+
+export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, shared: CrawlShared): CycleSetup {
+  const { events, now } = shared;
+  const rt = buildRuntime(config, { ...(opts.node !== undefined ? { node: opts.node } : {}), ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}) });
+  const s = rt.settings;
+  const egress: EgressPolicy = { ...s.egress, ...opts.egress };
+  const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
+  if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
+  const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+  const robots = new RobotsManager(opts.store, rt.name, fetcher, {
+    obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
+    productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+  }, now, opts.robotsMemo);
+  const sched = new SiteScheduler({
+    maxPending: s.maxPending,
+    maxSites: s.maxSites,
+    maxInterDocs: s.maxInterDocs,
+    maxBackoffDelayMs: s.maxBackoffDelayS * 1000,
+    // MS-FSCCFG 2.2.4.33: the delay is the sub-collection's for its URIs.
+    delayMs: (site: SiteState) => {
+      const d = rt.delayNow(site.sub, now());
+      const base = d === 'suspend' ? 0 : d;
+      const crawlDelay = s.obeyRobotsDelay ? site.crawlDelayMs : 0;
+      return Math.max(base, crawlDelay);
+    },
+  });
+  events.logScreened = s.log.screened === 'text';
+  events.logFetch = s.log.fetch === 'text';
+  const disk = new DiskGuard({
+    dir: opts.dataDir, minFreePct: s.limits.diskFreePct, slackPct: s.limits.diskFreeSlackPct,
+    ...(opts.diskPollMs !== undefined ? { pollMs: opts.diskPollMs } : {}),
+    onChange: (_state, message) => events.emit({ type: 'disk', message }),
+  });
+  const pool = opts.extractPool ?? sharedExtractPool();
+  const screening = new LinkScreening(rt, shared.stats, events, pool, opts.screenedStart);
+  const bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
+  const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, bloom, pool, now });
+  const seeder = new Seeder(env, shared.wake);
+  const pipeline = PagePipeline.standard(env);
+  const siteTasks = new SiteTasks({ env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
+  return { env, fetcher, seeder, siteTasks };
+}
