@@ -5,7 +5,7 @@
  * bench site, so pages are parsed in a worker thread while the main thread
  * goes on with other fetches (bench/README.md has the before and after).
  *
- *   success() ──extract(body, url, opts)──► worker: extractHtml ──► HtmlExtraction
+ *   extract stage ──extract(body, url, opts)──► worker: extractHtml ──► HtmlExtraction
  *
  * A response body is usually a slice of a larger buffer (Buffer's 64 KiB
  * pool, or undici's read buffer), and cloning a slice copies the whole

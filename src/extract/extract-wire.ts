@@ -78,7 +78,7 @@ let scratchFound = new Int32Array(64);
 
 /**
  * Leaves out the links the cache holds, as the crawler would count them
- * without a second look (crawler.ts, success): navigation and embeds that
+ * without a second look (engine/pipeline/links.ts): navigation and embeds that
  * are not rel=nofollow and are not the page itself. Redirect, canonical
  * and feed links, and nofollow ones, stay: the crawler treats them apart.
  */

@@ -47,7 +47,7 @@ export class ExtractStage implements PageStage {
     const env = this.env;
     const { uri, settings } = ctx;
     const screening = env.screening;
-    // A link queued earlier in this cycle (the screened URI cache) is not judged again: commit would drop it.
+    // A link queued earlier in this cycle (the screened URI cache) is not judged again: the outcome writer would drop it.
     ctx.screenFirst = screening.enabled && settings.sendLinksTo === undefined && !env.opts.refreshOnly?.();
     // Every URL in the screened cache is a normal form, and with no
     // rewrite_rules normalizing is idempotent, so a link found there as it
