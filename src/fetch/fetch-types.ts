@@ -70,9 +70,11 @@ export interface ResponseOutcome {
   /**
    * Every header as it came, repeated ones kept apart: undici's own parsed
    * object, held as it is (nothing is copied for a page whose headers nobody
-   * reads this way). Read it with `headerValues` or `headerPairs`.
+   * reads this way). Read it with `headerValues` or `headerPairs`. The
+   * fetcher always sets it; it is optional only so that outcomes made by
+   * hand (tests of the engine's stages) need not carry it.
    */
-  readonly rawHeaders: ResponseHeaders;
+  readonly rawHeaders?: ResponseHeaders;
   /** The raw header block, for store_http_header. */
   readonly headerBlock: string;
   /** The decoded (decompressed) body; only read in full for 2xx answers. */
@@ -105,15 +107,16 @@ export type FetchOutcome = ResponseOutcome | FailureOutcome;
 const NONE: readonly string[] = [];
 
 /** Every value of one header, in the order they came; none when it is absent. `name` is lower-case. */
-export function headerValues(headers: ResponseHeaders, name: string): readonly string[] {
-  const v = headers[name];
+export function headerValues(headers: ResponseHeaders | undefined, name: string): readonly string[] {
+  const v = headers?.[name];
   if (v === undefined) return NONE;
   return typeof v === 'string' ? [v] : v;
 }
 
 /** The headers as [name, value] pairs: one pair per value, each name's values together, in the order they came. */
-export function headerPairs(headers: ResponseHeaders): Array<[name: string, value: string]> {
+export function headerPairs(headers: ResponseHeaders | undefined): Array<[name: string, value: string]> {
   const pairs: Array<[string, string]> = [];
+  if (headers === undefined) return pairs;
   for (const name in headers) {
     const v = headers[name];
     if (typeof v === 'string') pairs.push([name, v]);

@@ -192,7 +192,7 @@ describe('HttpFetcher', () => {
 
   it('keeps repeated headers apart in rawHeaders: both Set-Cookie values, in order', async () => {
     const o = response(await get('/multi'));
-    assert.deepEqual(o.rawHeaders['set-cookie'], ['a=1', 'b=2']);
+    assert.deepEqual(o.rawHeaders?.['set-cookie'], ['a=1', 'b=2']);
     assert.deepEqual(headerValues(o.rawHeaders, 'set-cookie'), ['a=1', 'b=2']);
     assert.deepEqual(headerValues(o.rawHeaders, 'x-custom'), ['yes']);
     assert.deepEqual(headerPairs(o.rawHeaders).filter(([n]) => n === 'set-cookie'), [['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
