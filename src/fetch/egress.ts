@@ -246,9 +246,9 @@ export class SiteResolver {
 
   /** The pinned address of a host; resolves and checks it when not pinned. */
   async resolve(hostIn: string): Promise<ResolveResult> {
+    const hit = this.current(hostIn);
+    if (hit !== undefined) return hit;
     const host = hostIn.startsWith('[') ? hostIn.slice(1, -1) : hostIn;
-    const hit = this.cache.get(host);
-    if (hit && hit.expiresMs > this.now()) return hit.result;
     const pending = this.inflight.get(host);
     if (pending) return pending;
     const p = this.doResolve(host).finally(() => this.inflight.delete(host));
@@ -256,7 +256,14 @@ export class SiteResolver {
     return p;
   }
 
-  /** The pinned address without a new lookup (what the HTTP client connects to). */
+  /** What `resolve` answers at once: the pinned answer while it is valid; undefined when the host must be resolved. */
+  current(hostIn: string): ResolveResult | undefined {
+    const host = hostIn.startsWith('[') ? hostIn.slice(1, -1) : hostIn;
+    const hit = this.cache.get(host);
+    return hit !== undefined && hit.expiresMs > this.now() ? hit.result : undefined;
+  }
+
+  /** The pinned address without a new lookup, even past its TTL (what the HTTP client connects to). */
   pinned(hostIn: string): ResolveResult | undefined {
     const host = hostIn.startsWith('[') ? hostIn.slice(1, -1) : hostIn;
     return this.cache.get(host)?.result;

@@ -56,9 +56,9 @@ function matchesAny(mime: string, patterns: readonly string[]): boolean {
 
 /**
  * The answers for each pattern list, by MIME type. The crawler asks twice a
- * page with the same two lists and a handful of types; splitting and
- * lower-casing every pattern each time was 2 µs a page on the bench crawl
- * (--cpu-prof). A list's answers are kept only while it is in use (a
+ * page with the same two lists and a handful of types, and splitting and
+ * lower-casing every pattern each time shows in a profile of the bench
+ * crawl (bench/README.md, *What changed*). A list's answers are kept only while it is in use (a
  * WeakMap), and at most MEMO_TYPES types per list, since a type is
  * whatever the server sent.
  */

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { EgressChecker, SiteResolver } from '../../src/fetch/egress.ts';
-import { HttpFetcher, setBodyMemoryBudget, type FetchLimits, type FetchOutcome, type FetchRequest, type ResponseOutcome } from '../../src/fetch/http-fetcher.ts';
+import { headerPairs, headerValues, HttpFetcher, setBodyMemoryBudget, type FetchLimits, type FetchOutcome, type FetchRequest, type ResponseOutcome } from '../../src/fetch/http-fetcher.ts';
 
 const policy = { allowLoopback: true, allowPrivateNetworks: false, allowLinkLocal: false, allowIps: [], denyIps: [] };
 const limits: FetchLimits = { fetchTimeoutMs: 5000, connectTimeoutMs: 5000, cutOffBytes: undefined, truncate: false, maxDecompressedBytes: 1 << 20 };
@@ -153,8 +153,8 @@ describe('HttpFetcher', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const get = (path: string, more: Partial<FetchRequest> = {}, lim: Partial<FetchLimits> = {}): Promise<FetchOutcome> =>
-    fetcher.fetch({ url: new URL(`http://site.test:${port}${path}`), headers: { 'user-agent': 'trawl-test' }, acceptCompression: true, http10: false, ...more, limits: { ...limits, ...lim } });
+  const get = (path: string, more: Partial<FetchRequest> = {}, lim: Partial<FetchLimits> = {}, by: HttpFetcher = fetcher): Promise<FetchOutcome> =>
+    by.fetch({ url: new URL(`http://site.test:${port}${path}`), headers: { 'user-agent': 'trawl-test' }, acceptCompression: true, http10: false, ...more, limits: { ...limits, ...lim } });
   const response = (o: FetchOutcome): ResponseOutcome => {
     assert.equal(o.kind, 'response', JSON.stringify(o));
     return o as ResponseOutcome;
@@ -188,6 +188,29 @@ describe('HttpFetcher', () => {
     assert.ok(lines.includes('x-custom: yes'), o.headerBlock);
     assert.ok(o.headerBlock.endsWith('\r\n'));
     assert.equal(o.headers['set-cookie'], 'a=1, b=2');
+  });
+
+  it('keeps repeated headers apart in rawHeaders: both Set-Cookie values, in order', async () => {
+    const o = response(await get('/multi'));
+    assert.deepEqual(o.rawHeaders?.['set-cookie'], ['a=1', 'b=2']);
+    assert.deepEqual(headerValues(o.rawHeaders, 'set-cookie'), ['a=1', 'b=2']);
+    assert.deepEqual(headerValues(o.rawHeaders, 'x-custom'), ['yes']);
+    assert.deepEqual(headerPairs(o.rawHeaders).filter(([n]) => n === 'set-cookie'), [['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
+  });
+
+  it('tells each of two fetches of the same URL at once that its own request left', async () => {
+    // "Request sent" was a process-wide map keyed by origin and path: the second fetch's callback replaced the first's.
+    const fresh = new HttpFetcher(new SiteResolver(new EgressChecker(policy), 60_000, async () => [{ address: '127.0.0.1', family: 4 }]));
+    try {
+      let one = 0;
+      let two = 0;
+      const [a, b] = await Promise.all([get('/plain?same', { onSent: () => one++ }, {}, fresh), get('/plain?same', { onSent: () => two++ }, {}, fresh)]);
+      response(a);
+      response(b);
+      assert.deepEqual([one, two], [1, 1]);
+    } finally {
+      await fresh.close();
+    }
   });
 
   for (const enc of ['gzip', 'deflate', 'br']) {
