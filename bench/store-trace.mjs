@@ -8,7 +8,9 @@
 // Each record is a 4-byte little-endian length and a v8.serialize()d
 // [method, args] (the arguments as the storage thread received them). A
 // group commit is recorded as ['flushCompletions', []] where it happened, so
-// that the replay commits the same completions together. Plain JavaScript
+// that the replay commits the same completions together (the name is the
+// one the store's own method had before group commit moved above the
+// dialect, so that older traces replay too). Plain JavaScript
 // on purpose, like alloc-profile.mjs: it is loaded into the process it
 // measures, and into each of its threads; only the thread that opens a
 // store writes.
@@ -18,10 +20,11 @@ import { isMainThread } from 'node:worker_threads';
 
 const out = process.env.STORETRACE;
 if (out && !isMainThread) {
-  // bin/trawl.js runs dist/ or src/ (TRAWL_RUN); the storage thread then imports the same module instance.
+  // bin/trawl.js runs dist/ or src/ (TRAWL_RUN); the storage thread then imports the same module instances.
   const dist = process.env.TRAWL_RUN === 'dist';
-  const mod = await import(new URL(dist ? '../dist/store/sqlite/sqlite-crawl-store.js' : '../src/store/sqlite/sqlite-crawl-store.ts', import.meta.url).href);
-  const proto = mod.SqliteCrawlStore.prototype;
+  const load = (path) => import(new URL(dist ? `../dist/store/${path}.js` : `../src/store/${path}.ts`, import.meta.url).href);
+  const proto = (await load('sqlite/sqlite-crawl-store')).SqliteCrawlStore.prototype;
+  const groupCommit = (await load('group-commit')).GroupCommit.prototype;
   let fd;
   const record = (method, args) => {
     fd ??= openSync(out, 'w');
@@ -32,25 +35,24 @@ if (out && !isMainThread) {
     writeSync(fd, body);
   };
   let depth = 0;
+  // A group commit (src/store/group-commit.ts) writing a batch: what it writes is replayed by the calls that queued it.
+  const flush = groupCommit.flush;
+  groupCommit.flush = function (...args) {
+    if (this.pending > 0) record('flushCompletions', []);
+    depth++;
+    try {
+      return flush.apply(this, args);
+    } finally {
+      depth--;
+    }
+  };
   for (const method of Object.getOwnPropertyNames(proto)) {
     const fn = proto[method];
     if (method === 'constructor' || typeof fn !== 'function') continue;
-    if (method === 'flushCompletions') {
-      proto[method] = function (...args) {
-        if (this.pending.length > 0) record(method, []);
-        depth++;
-        try {
-          return fn.apply(this, args);
-        } finally {
-          depth--;
-        }
-      };
-      continue;
-    }
     proto[method] = function (...args) {
       // Only the calls that came from the crawl: a method one of them calls is replayed by the replayed call,
       // and what the constructor calls (before it has prepared its statements) by the replay's constructor.
-      if (depth === 0 && this.q !== undefined) record(method, args);
+      if (depth === 0 && this.st !== undefined) record(method, args);
       depth++;
       try {
         return fn.apply(this, args);

@@ -1,0 +1,47 @@
+/**
+ * The catalog role of the crawl store: one row per collection, with its
+ * stored configuration and the state the service keeps across restarts.
+ * Every other role's rows belong to a collection by name; deleting a
+ * collection here deletes them too.
+ */
+
+export interface CollectionRow {
+  readonly name: string;
+  readonly configXml: string;
+  /** MS-FSCADM 2.2.3.4: crawling, suspended, compacting, zombie. */
+  readonly state: string;
+  /** The current refresh cycle; 0 before the first one. */
+  readonly epoch: number;
+  readonly cycleStartedMs: number | undefined;
+  readonly cycleEndedMs: number | undefined;
+  readonly createdMs: number;
+  /** Free-form JSON the engine keeps per collection (refresh-only mode, paused destinations, …). */
+  readonly extra: Record<string, unknown>;
+}
+
+/** The fields of a collection `updateCollection` may change. */
+export type CollectionPatch = Partial<Pick<CollectionRow, 'state' | 'epoch' | 'cycleStartedMs' | 'cycleEndedMs' | 'extra'>>;
+
+/**
+ * The collections. Each method is atomic on its own.
+ */
+export interface CatalogStore {
+  /**
+   * Adds a collection, or replaces the configuration of an existing one
+   * and keeps its state, epoch, creation time and `extra` (`nowMs` is the
+   * creation time of a new one). Idempotent.
+   */
+  putCollection(name: string, configXml: string, nowMs: number): Promise<void>;
+  /** The collection's row; undefined when there is no such collection. */
+  getCollection(name: string): Promise<CollectionRow | undefined>;
+  /** Every collection, in name order. */
+  listCollections(): Promise<CollectionRow[]>;
+  /**
+   * Sets the fields present in `patch` (a field present with the value
+   * undefined is cleared); the others keep their values. Changes nothing
+   * when there is no such collection. Idempotent.
+   */
+  updateCollection(name: string, patch: CollectionPatch): Promise<void>;
+  /** Removes the collection and every row of every role that belongs to it, in one transaction. Idempotent. */
+  deleteCollection(name: string): Promise<void>;
+}
