@@ -9,7 +9,7 @@ import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { parseUrl } from '../core/url.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
@@ -113,7 +113,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       // Inputs: URLs make one collection; files may hold several.
       const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
       const bad = urls.filter((u) => !parseUrl(u));
-      if (bad.length) throw new TrawlError('TRAWL_ERR_USAGE', `not a valid URL: ${bad.join(', ')}`);
+      if (bad.length) throw trawlError('CRAWL_BAD_URL', { urls: bad.join(', ') });
       const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
       let firstError: Diagnostic | undefined;
       for (const file of inputs.filter((i) => !/^https?:\/\//i.test(i))) {
@@ -124,7 +124,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       }
       if (firstError) throw new TrawlError(firstError.code, 'the configuration has errors (listed above); nothing was crawled');
       if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href)), baseDir: process.cwd() });
-      if (collections.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'nothing to crawl: give a configuration file or a URL');
+      if (collections.length === 0) throw trawlError('CRAWL_NOTHING', {});
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
@@ -159,7 +159,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           checkRules(config, problems);
           if (hasErrors(problems)) {
             for (const d of problems) io.err(formatDiagnostic(d));
-            throw new TrawlError('TRAWL_ERR_CONFIG_RULE', `collection ${raw.name}: the one-shot defaults conflict with its configuration`);
+            throw trawlError('CRAWL_ONE_SHOT_CONFLICT', { name: raw.name });
           }
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
           const content = openContentStore(join(opts.data, 'content', config.name), { ...s.storage, defragThresholdPct: s.storage.defragThresholdPct });
