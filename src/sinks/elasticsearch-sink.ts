@@ -13,7 +13,7 @@
 import { request } from 'undici';
 import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
-import type { Sink, SinkOp, SinkResult, SinkSettings } from './sink.ts';
+import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
 
 interface BulkItem {
   readonly status?: number;
@@ -98,3 +98,13 @@ export class ElasticsearchSink implements Sink {
 
   async close(): Promise<void> {}
 }
+
+export const ELASTICSEARCH_SINK: SinkType = {
+  type: 'elasticsearch',
+  problems: configRulesFor,
+  open: (name, s, cx) => new ElasticsearchSink(name, {
+    ...s,
+    ...(s.password !== undefined ? { password: cx.reveal(s.password) } : {}),
+    ...(s.apiKey !== undefined ? { apiKey: cx.reveal(s.apiKey) } : {}),
+  }),
+};

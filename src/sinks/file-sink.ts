@@ -9,7 +9,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trawlError } from '../core/errors.ts';
-import type { Sink, SinkOp, SinkResult } from './sink.ts';
+import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkType } from './sink.ts';
 
 /** A content collection name as a directory name: path separators and dots-only names cannot escape output_dir. */
 function dirName(collection: string): string {
@@ -59,3 +59,9 @@ export class FileSink implements Sink {
 
   async close(): Promise<void> {}
 }
+
+export const FILE_SINK: SinkType = {
+  type: 'file',
+  problems: configRulesFor,
+  open: (name, s) => new FileSink(name, s.outputDir!),
+};
