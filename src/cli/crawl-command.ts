@@ -19,12 +19,10 @@ import { emptyCollection, emptySection, type CollectionConfig, type SectionNode 
 import { checkRules } from '../config/rules.ts';
 import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
-import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/crawler.ts';
-import { collectionFeeder } from '../sinks/collection-feeder.ts';
+import type { CollectionCrawl, CycleSummary, Progress } from '../engine/crawler.ts';
+import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
-import { destinationsOf, pausedByConfig } from '../sinks/feeding.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
-import { openContentStore } from '../store/open-content-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -162,20 +160,17 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
             throw trawlError('CRAWL_ONE_SHOT_CONFLICT', { name: raw.name });
           }
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
-          const content = openContentStore(join(opts.data, 'content', config.name), { ...s.storage, defragThresholdPct: s.storage.defragThresholdPct });
-          const destinations = destinationsOf(s, config.name);
-          const feeder = collectionFeeder({
-            name: config.name, settings: s, destinations, store, content, dataDir: opts.data,
-            paused: (d) => pausedByConfig(s, d), warn: (fields, message) => log.warn(fields, message),
+          const runtime = openCollectionRuntime({
+            config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,
+            egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
+            warn: (fields, message) => log.warn(fields, message),
           });
+          const { feeder } = runtime;
           // The collection's name is serialised once, into the child's bindings, instead of with every line.
           const events = log.child({ collection: config.name });
-          const crawl = new CollectionCrawl(config, {
-            store, content, maxConcurrency, baseDir, dataDir: resolvePath(opts.data),
-            ...(feeder ? { feedTo: [...destinations.keys()], onFeed: () => feeder.poke() } : {}),
+          const crawl = runtime.newCrawl({
+            baseDir, dataDir: resolvePath(opts.data),
             ...(maxPages !== undefined ? { maxPages } : {}),
-            ...(opts.node !== undefined ? { node: opts.node } : {}),
-            egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
             onEvent: (e) => {
               // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
               if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
@@ -202,8 +197,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           } finally {
             clearInterval(timer);
             if (tty) process.stderr.write('\r\x1b[K');
-            await feeder?.stop();
-            await content.close();
+            await runtime.close();
           }
         }
       } finally {
