@@ -9,7 +9,7 @@ import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { parseUrl } from '../core/url.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
@@ -19,12 +19,10 @@ import { emptyCollection, emptySection, type CollectionConfig, type SectionNode 
 import { checkRules } from '../config/rules.ts';
 import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
-import { CollectionCrawl, type CycleSummary, type Progress } from '../engine/crawler.ts';
-import { collectionFeeder } from '../sinks/collection-feeder.ts';
+import type { CollectionCrawl, CycleSummary, Progress } from '../engine/crawler.ts';
+import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
-import { destinationsOf, pausedByConfig } from '../sinks/feeding.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
-import { openContentStore } from '../store/open-content-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -113,7 +111,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       // Inputs: URLs make one collection; files may hold several.
       const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
       const bad = urls.filter((u) => !parseUrl(u));
-      if (bad.length) throw new TrawlError('TRAWL_ERR_USAGE', `not a valid URL: ${bad.join(', ')}`);
+      if (bad.length) throw trawlError('CRAWL_BAD_URL', { urls: bad.join(', ') });
       const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
       let firstError: Diagnostic | undefined;
       for (const file of inputs.filter((i) => !/^https?:\/\//i.test(i))) {
@@ -124,7 +122,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       }
       if (firstError) throw new TrawlError(firstError.code, 'the configuration has errors (listed above); nothing was crawled');
       if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href)), baseDir: process.cwd() });
-      if (collections.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'nothing to crawl: give a configuration file or a URL');
+      if (collections.length === 0) throw trawlError('CRAWL_NOTHING', {});
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
@@ -159,23 +157,20 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           checkRules(config, problems);
           if (hasErrors(problems)) {
             for (const d of problems) io.err(formatDiagnostic(d));
-            throw new TrawlError('TRAWL_ERR_CONFIG_RULE', `collection ${raw.name}: the one-shot defaults conflict with its configuration`);
+            throw trawlError('CRAWL_ONE_SHOT_CONFLICT', { name: raw.name });
           }
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
-          const content = openContentStore(join(opts.data, 'content', config.name), { ...s.storage, defragThresholdPct: s.storage.defragThresholdPct });
-          const destinations = destinationsOf(s, config.name);
-          const feeder = collectionFeeder({
-            name: config.name, settings: s, destinations, store, content, dataDir: opts.data,
-            paused: (d) => pausedByConfig(s, d), warn: (fields, message) => log.warn(fields, message),
+          const runtime = openCollectionRuntime({
+            config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,
+            egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
+            warn: (fields, message) => log.warn(fields, message),
           });
+          const { feeder } = runtime;
           // The collection's name is serialised once, into the child's bindings, instead of with every line.
           const events = log.child({ collection: config.name });
-          const crawl = new CollectionCrawl(config, {
-            store, content, maxConcurrency, baseDir, dataDir: resolvePath(opts.data),
-            ...(feeder ? { feedTo: [...destinations.keys()], onFeed: () => feeder.poke() } : {}),
+          const crawl = runtime.newCrawl({
+            baseDir, dataDir: resolvePath(opts.data),
             ...(maxPages !== undefined ? { maxPages } : {}),
-            ...(opts.node !== undefined ? { node: opts.node } : {}),
-            egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
             onEvent: (e) => {
               // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
               if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
@@ -202,8 +197,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           } finally {
             clearInterval(timer);
             if (tty) process.stderr.write('\r\x1b[K');
-            await feeder?.stop();
-            await content.close();
+            await runtime.close();
           }
         }
       } finally {

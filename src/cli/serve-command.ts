@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
-import { TrawlError } from '../core/errors.ts';
+import { trawlError } from '../core/errors.ts';
 import { isoTimeEachMs } from '../core/log-file.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
@@ -29,9 +29,9 @@ export function readToken(file: string): string {
   try {
     token = readFileSync(file, 'utf8').trim();
   } catch (err) {
-    throw new TrawlError('TRAWL_ERR_IO', `cannot read the token file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw trawlError('SERVE_TOKEN_UNREADABLE', { file, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
   }
-  if (token.length < 16) throw new TrawlError('TRAWL_ERR_USAGE', `the token in ${file} is too short: use at least 16 characters`);
+  if (token.length < 16) throw trawlError('SERVE_TOKEN_SHORT', { file });
   return token;
 }
 
@@ -51,9 +51,9 @@ function uriFileFolder(data: string, given: string | undefined): string {
   try {
     isDir = statSync(given).isDirectory();
   } catch (err) {
-    throw new TrawlError('TRAWL_ERR_IO', `--uri-file-dir ${given}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw trawlError('SERVE_URI_FILE_DIR_UNREADABLE', { dir: given, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
   }
-  if (!isDir) throw new TrawlError('TRAWL_ERR_USAGE', `--uri-file-dir ${given} is not a directory`);
+  if (!isDir) throw trawlError('SERVE_URI_FILE_DIR_NOT_DIR', { dir: given });
   return resolvePath(given);
 }
 
@@ -101,11 +101,11 @@ With --token-file every request needs "Authorization: Bearer <token>";
         keepAliveTimeoutMs: wholeNumberOption('--keep-alive-timeout-ms', opts.keepAliveTimeoutMs, 100),
       };
       if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
-        throw new TrawlError('TRAWL_ERR_USAGE', `--request-timeout-ms (${limits.requestTimeoutMs}) must be at least --headers-timeout-ms (${limits.headersTimeoutMs})`);
+        throw trawlError('SERVE_TIMEOUTS', { requestMs: limits.requestTimeoutMs, headersMs: limits.headersTimeoutMs });
       }
       const token = opts.tokenFile !== undefined ? readToken(opts.tokenFile) : undefined;
       if (!isLoopback(opts.host) && token === undefined) {
-        throw new TrawlError('TRAWL_ERR_USAGE', `listening on ${opts.host} (not loopback) needs --token-file: the admin protocol can change every collection`);
+        throw trawlError('SERVE_NEEDS_TOKEN', { host: opts.host });
       }
       // Loaded here, not at the top: every other command (`trawl crawl` above
       // all) would otherwise load Fastify and the service too (about 130

@@ -16,6 +16,7 @@
  * the parameter and in README "Spec decisions".
  */
 
+import { SINK_TYPES, sinkTypeMeaning } from '../core/sink-types.ts';
 import { DEFAULT_USER_AGENT } from '../core/version.ts';
 import { checkDotNetRegex } from './dotnet-regex.ts';
 import { parseElasticRule } from '../scope/elastic-rules.ts';
@@ -524,7 +525,7 @@ const LOCKSS = section({
 const SINK = section({
   name: '<sink>', key: 'sink', nameCheck: checkSectionName, meaning: 'One output sink; its name is chosen by the user.', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'type', key: 'type', type: 'string', allowed: ['console', 'file', 'elasticsearch', 'repository', 'jms', 'warc'], meaning: 'Sink type: console (JSON lines on stdout), file (one JSON file per document), elasticsearch (_bulk API); repository, jms and warc are reserved and refused by this version.', spec: X }),
+    attrib({ name: 'type', key: 'type', type: 'string', allowed: SINK_TYPES, meaning: sinkTypeMeaning(), spec: X }),
     attrib({ name: 'output_dir', key: 'outputDir', type: 'string', meaning: 'Directory the file sink writes <content collection>/<sha1 of URL>.json under.', spec: X }),
     attrib({ name: 'url', key: 'url', type: 'string', secret: 'url', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
     attrib({ name: 'index', key: 'index', type: 'string', meaning: 'Search index name; default: the content collection name, lower-cased.', spec: X }),

@@ -9,6 +9,7 @@ import { effectiveTree, resolveSettings, SCOPE_SECTIONS, subcollectionNames } fr
 import { locationOf, sameValue, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
 import { backtrackingRisk } from '../core/safe-regex.ts';
+import { AVAILABLE_SINK_TYPES } from '../core/sink-types.ts';
 import { parseRewriteRule } from './values.ts';
 import { maskUrl } from './secrets.ts';
 
@@ -115,8 +116,8 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
   }
 }
 
-/** Sink types this version delivers to (src/sinks/); the registry also names types still to come. */
-export const AVAILABLE_SINK_TYPES = ['console', 'file', 'elasticsearch'] as const;
+/** Sink types this version delivers to: one list, in core/sink-types.ts. */
+export { AVAILABLE_SINK_TYPES };
 
 export interface SinkProblem {
   readonly param: string;

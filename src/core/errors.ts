@@ -9,8 +9,12 @@
  *              │          └─ process exit status of the CLI
  *              └─ one line, shown in docs and `trawl --help`
  *
+ *   message id ──► { code, template }      ERROR_MESSAGES, below
+ *     trawlError('COLLECTION_NOT_FOUND', { name }) ─► TrawlError(code, filled template)
+ *
  * Add a code here before throwing it anywhere; `test/core/errors.test.ts`
- * checks that every code is unique, well formed and documented.
+ * checks that every code is unique, well formed and documented, and that
+ * every template is well formed.
  */
 
 export interface ErrorSpec {
@@ -128,6 +132,94 @@ export class TrawlError extends Error {
     const where = formatLocation(this.location);
     return `${where ? `${where}: ` : ''}${this.code}: ${this.message}`;
   }
+}
+
+/**
+ * A message one or more call sites raise, with its code. `{name}` in the
+ * template is replaced by `String(params.name)`, `{name:json}` by
+ * `JSON.stringify(params.name)` (the form collection names and other
+ * user-given strings are quoted in).
+ */
+export interface MessageSpec {
+  readonly code: ErrorCode;
+  readonly template: string;
+}
+
+/**
+ * The message templates, by id. Messages that are a list of configuration
+ * diagnostics (their code is the first diagnostic's) are not templates:
+ * those call sites build a `TrawlError` from the diagnostics themselves.
+ */
+export const ERROR_MESSAGES = {
+  // The crawler service and its admin operations (MS-FSCADM).
+  COLLECTION_NOT_FOUND: { code: 'TRAWL_ERR_CONFIG_NOT_FOUND', template: 'no collection named {name:json}' },
+  COLLECTION_DELETING: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} is being deleted' },
+  COLLECTION_ADD_WHILE_DELETING: { code: 'TRAWL_ERR_CONFIG_DUPLICATE', template: 'collection {name:json} is being deleted; add it again once it is gone' },
+  COLLECTION_NAME_RESERVED: { code: 'TRAWL_ERR_CONFIG_VALUE', template: '"{name}" cannot be a collection name (it is a key of the statistics structure)' },
+  COLLECTION_NONE_GIVEN: { code: 'TRAWL_ERR_CONFIG_STRUCTURE', template: 'the configuration has no DomainSpecification' },
+  COLLECTION_ALREADY_SUSPENDED: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} is already suspended' },
+  COLLECTION_NOT_SUSPENDED: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} is not suspended' },
+  COLLECTION_NO_SINKS: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} has no sinks (trawl_sinks) to send documents to' },
+  FEEDING_ALREADY: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'feeding of {name:json} to {destinations} is already {state}' },
+  SITE_NOT_CRAWLED: { code: 'TRAWL_ERR_CONFIG_NOT_FOUND', template: 'collection {name:json} has not crawled site {site}' },
+  HOSTPORT_INVALID: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: '"{hostport}" is not a hostport <hostname>:<port> (MS-FSCADM 2.2.2.2)' },
+  CONTENTDEST_UNKNOWN: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} has no content destination {contentdest:json} (it has: {known})' },
+  CONTENTDEST_NO_FEEDER: {
+    code: 'TRAWL_ERR_XMLRPC_PARAMS',
+    template: 'no content destination of collection {name:json} feeds content collection {contentCollection:json} (its destinations feed: {fed})',
+  },
+
+  // Sinks: a batch that fails this way stays in the feed outbox and is sent again.
+  SINK_FILE_WRITE: { code: 'TRAWL_ERR_IO', template: 'file sink {sink}: cannot write {path}: {reason}' },
+  SINK_ES_TRANSPORT: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: {endpoint}: {reason}' },
+  SINK_ES_STATUS: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: {endpoint} answered {status}: {body}' },
+  SINK_ES_NOT_JSON: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: {endpoint} answered {status} with a body that is not JSON' },
+  SINK_ES_ITEM_RETRY: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: bulk item failed with {reason}' },
+
+  // The command line.
+  CRAWL_BAD_URL: { code: 'TRAWL_ERR_USAGE', template: 'not a valid URL: {urls}' },
+  CRAWL_NOTHING: { code: 'TRAWL_ERR_USAGE', template: 'nothing to crawl: give a configuration file or a URL' },
+  CRAWL_ONE_SHOT_CONFLICT: { code: 'TRAWL_ERR_CONFIG_RULE', template: 'collection {name}: the one-shot defaults conflict with its configuration' },
+  SERVE_TOKEN_UNREADABLE: { code: 'TRAWL_ERR_IO', template: 'cannot read the token file {file}: {reason}' },
+  SERVE_TOKEN_SHORT: { code: 'TRAWL_ERR_USAGE', template: 'the token in {file} is too short: use at least 16 characters' },
+  SERVE_URI_FILE_DIR_UNREADABLE: { code: 'TRAWL_ERR_IO', template: '--uri-file-dir {dir}: {reason}' },
+  SERVE_URI_FILE_DIR_NOT_DIR: { code: 'TRAWL_ERR_USAGE', template: '--uri-file-dir {dir} is not a directory' },
+  SERVE_TIMEOUTS: { code: 'TRAWL_ERR_USAGE', template: '--request-timeout-ms ({requestMs}) must be at least --headers-timeout-ms ({headersMs})' },
+  SERVE_NEEDS_TOKEN: {
+    code: 'TRAWL_ERR_USAGE',
+    template: 'listening on {host} (not loopback) needs --token-file: the admin protocol can change every collection',
+  },
+} as const satisfies Record<string, MessageSpec>;
+
+export type MessageId = keyof typeof ERROR_MESSAGES;
+
+/** The placeholder names of a template, `{name}` or `{name:json}`. */
+type Placeholders<T extends string> = T extends `${string}{${infer P}}${infer Rest}`
+  ? (P extends `${infer N}:json` ? N : P) | Placeholders<Rest>
+  : never;
+
+/** The values a message's template needs, one per placeholder. */
+export type MessageParams<Id extends MessageId> = { readonly [K in Placeholders<(typeof ERROR_MESSAGES)[Id]['template']>]: unknown };
+
+const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9]*)(:json)?\}/g;
+
+/**
+ * Fills a template. A placeholder without a value is an internal bug (the
+ * types prevent it at compile time), so it throws rather than print
+ * "undefined" to a user.
+ */
+export function formatMessage(template: string, params: Readonly<Record<string, unknown>>): string {
+  return template.replace(PLACEHOLDER, (_, name: string, json: string | undefined) => {
+    if (!(name in params)) throw new Error(`error template ${JSON.stringify(template)} needs {${name}}`);
+    const v = params[name];
+    return json ? JSON.stringify(v) : String(v);
+  });
+}
+
+/** The error `ERROR_MESSAGES[id]` describes, its template filled from `params`. */
+export function trawlError<Id extends MessageId>(id: Id, params: MessageParams<Id>, options?: { location?: SourceLocation; cause?: unknown }): TrawlError {
+  const spec: MessageSpec = ERROR_MESSAGES[id];
+  return new TrawlError(spec.code, formatMessage(spec.template, params), options);
 }
 
 export function isTrawlError(err: unknown): err is TrawlError {

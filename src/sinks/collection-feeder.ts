@@ -6,7 +6,7 @@ import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
 import { Feeder } from './feeder.ts';
-import { openSinks } from './open-sinks.ts';
+import { sinkTypes, type SinkRegistry } from './sink-registry.ts';
 
 export interface CollectionFeederOptions {
   readonly name: string;
@@ -19,12 +19,14 @@ export interface CollectionFeederOptions {
   readonly paused: (destination: string) => boolean;
   readonly counters?: Readonly<Partial<Record<PPCounter, number>>>;
   readonly warn: (fields: Record<string, unknown>, message: string) => void;
+  /** The sink types to open from (default: the process's, `sinkTypes`). */
+  readonly sinkTypes?: SinkRegistry;
 }
 
 /** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
 export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {
   const s = o.settings;
-  const sinks = openSinks(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))));
+  const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))));
   if (sinks.length === 0) return undefined;
   const feeder = new Feeder({
     store: o.store,

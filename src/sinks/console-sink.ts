@@ -4,7 +4,7 @@
  * `{"op":"delete","id":…,"url":…,"collection":…}`.
  */
 
-import type { Sink, SinkOp, SinkResult } from './sink.ts';
+import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkType } from './sink.ts';
 
 export class ConsoleSink implements Sink {
   readonly type = 'console';
@@ -24,3 +24,9 @@ export class ConsoleSink implements Sink {
 
   async close(): Promise<void> {}
 }
+
+export const CONSOLE_SINK: SinkType = {
+  type: 'console',
+  problems: configRulesFor,
+  open: (name) => new ConsoleSink(name),
+};

@@ -11,9 +11,9 @@
  */
 
 import { request } from 'undici';
-import { TrawlError } from '../core/errors.ts';
+import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
-import type { Sink, SinkOp, SinkResult, SinkSettings } from './sink.ts';
+import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
 
 interface BulkItem {
   readonly status?: number;
@@ -69,16 +69,16 @@ export class ElasticsearchSink implements Sink {
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint}: ${maskText((err as Error).message)}`, { cause: err });
+      throw trawlError('SINK_ES_TRANSPORT', { sink: this.name, endpoint: this.endpoint, reason: maskText((err as Error).message) }, { cause: err });
     }
     if (status < 200 || status >= 300) {
-      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint} answered ${status}: ${maskText(text.slice(0, 300))}`);
+      throw trawlError('SINK_ES_STATUS', { sink: this.name, endpoint: this.endpoint, status, body: maskText(text.slice(0, 300)) });
     }
     let parsed: { errors?: boolean; items?: Array<Record<string, BulkItem>> };
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: ${this.endpoint} answered ${status} with a body that is not JSON`);
+      throw trawlError('SINK_ES_NOT_JSON', { sink: this.name, endpoint: this.endpoint, status });
     }
     if (!parsed.errors) return { rejected: [] };
     const rejected: Array<{ index: number; reason: string }> = [];
@@ -92,9 +92,19 @@ export class ElasticsearchSink implements Sink {
       else rejected.push({ index: i, reason: `${r.status ?? '?'} ${reason}` });
     });
     // Items refused for a reason that may pass (429, 5xx): the whole batch again; the others are idempotent.
-    if (retry) throw new TrawlError('TRAWL_ERR_IO', `elasticsearch sink ${this.name}: bulk item failed with ${retry}`);
+    if (retry) throw trawlError('SINK_ES_ITEM_RETRY', { sink: this.name, reason: retry });
     return { rejected };
   }
 
   async close(): Promise<void> {}
 }
+
+export const ELASTICSEARCH_SINK: SinkType = {
+  type: 'elasticsearch',
+  problems: configRulesFor,
+  open: (name, s, cx) => new ElasticsearchSink(name, {
+    ...s,
+    ...(s.password !== undefined ? { password: cx.reveal(s.password) } : {}),
+    ...(s.apiKey !== undefined ? { apiKey: cx.reveal(s.apiKey) } : {}),
+  }),
+};

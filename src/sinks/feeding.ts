@@ -8,7 +8,7 @@
  * nowhere to send documents, and nothing is queued for sending.
  */
 
-import { TrawlError } from '../core/errors.ts';
+import { trawlError } from '../core/errors.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 
 export const DEFAULT_DESTINATION = 'default';
@@ -39,7 +39,7 @@ export function resolveContentdest(destinations: ReadonlyMap<string, string>, co
     const cc = contentdest.slice('default:'.length);
     const hits = known.filter((d) => destinations.get(d) === cc);
     if (hits.length > 0) return hits;
-    throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `no content destination of collection ${JSON.stringify(crawlCollection)} feeds content collection ${JSON.stringify(cc)} (its destinations feed: ${[...new Set(destinations.values())].join(', ')})`);
+    throw trawlError('CONTENTDEST_NO_FEEDER', { name: crawlCollection, contentCollection: cc, fed: [...new Set(destinations.values())].join(', ') });
   }
-  throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `collection ${JSON.stringify(crawlCollection)} has no content destination ${JSON.stringify(contentdest)} (it has: ${known.join(', ')})`);
+  throw trawlError('CONTENTDEST_UNKNOWN', { name: crawlCollection, contentdest, known: known.join(', ') });
 }

@@ -8,8 +8,8 @@
 
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TrawlError } from '../core/errors.ts';
-import type { Sink, SinkOp, SinkResult } from './sink.ts';
+import { trawlError } from '../core/errors.ts';
+import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkType } from './sink.ts';
 
 /** A content collection name as a directory name: path separators and dots-only names cannot escape output_dir. */
 function dirName(collection: string): string {
@@ -51,7 +51,7 @@ export class FileSink implements Sink {
         await rename(tmp, path);
       } catch (err) {
         // A full disk or a missing permission may pass: the whole batch is tried again later.
-        throw new TrawlError('TRAWL_ERR_IO', `file sink ${this.name}: cannot write ${path}: ${(err as Error).message}`, { cause: err });
+        throw trawlError('SINK_FILE_WRITE', { sink: this.name, path, reason: (err as Error).message }, { cause: err });
       }
     }
     return { rejected: [] };
@@ -59,3 +59,9 @@ export class FileSink implements Sink {
 
   async close(): Promise<void> {}
 }
+
+export const FILE_SINK: SinkType = {
+  type: 'file',
+  problems: configRulesFor,
+  open: (name, s) => new FileSink(name, s.outputDir!),
+};

@@ -1,19 +1,13 @@
-/** Opens the sinks a collection's `trawl_sinks` sections describe (secrets revealed only here, when they are used). */
+/** Opens the sinks a collection's `trawl_sinks` sections describe, from the process's sink registry. */
 
-import { ConsoleSink } from './console-sink.ts';
-import { ElasticsearchSink } from './elasticsearch-sink.ts';
-import { FileSink } from './file-sink.ts';
-import { checkSinks, type Sink, type SinkSettings } from './sink.ts';
+import type { Sink, SinkSettings } from './sink.ts';
+import { sinkTypes } from './sink-registry.ts';
 
 export function openSinks(sinks: Readonly<Record<string, SinkSettings>>, reveal: (value: string) => string = (v) => v): Sink[] {
-  checkSinks(sinks);
-  return Object.entries(sinks).map(([name, s]) => {
-    if (s.type === 'console') return new ConsoleSink(name);
-    if (s.type === 'file') return new FileSink(name, s.outputDir!);
-    return new ElasticsearchSink(name, {
-      ...s,
-      ...(s.password !== undefined ? { password: reveal(s.password) } : {}),
-      ...(s.apiKey !== undefined ? { apiKey: reveal(s.apiKey) } : {}),
-    });
-  });
+  return sinkTypes.open(sinks, reveal);
+}
+
+/** Refuses sinks that are misconfigured or that this version cannot deliver to, naming the parameter. */
+export function checkSinks(sinks: Readonly<Record<string, SinkSettings>>): void {
+  sinkTypes.check(sinks);
 }

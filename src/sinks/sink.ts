@@ -12,8 +12,8 @@
  * unknown id is not an error).
  */
 
-import { TrawlError } from '../core/errors.ts';
 import { sinkProblems } from '../config/rules.ts';
+
 import type { SearchDocument } from './document.ts';
 
 export type SinkOp =
@@ -49,8 +49,38 @@ export interface SinkSettings {
   readonly apiKey?: string | undefined;
 }
 
-/** Refuses sinks that are misconfigured or that this version cannot deliver to, naming the parameter. */
-export function checkSinks(sinks: Readonly<Record<string, SinkSettings>>): void {
-  const p = sinkProblems(sinks)[0];
-  if (p) throw new TrawlError(p.unsupported ? 'TRAWL_ERR_CONFIG_UNSUPPORTED' : 'TRAWL_ERR_CONFIG_RULE', p.message);
+/** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */
+export interface SinkSettingsProblem {
+  readonly param: string;
+  readonly message: string;
+  /** The type exists but this version cannot deliver to it: TRAWL_ERR_CONFIG_UNSUPPORTED, else TRAWL_ERR_CONFIG_RULE. */
+  readonly unsupported: boolean;
+}
+
+/** What opening a sink needs besides its own settings. */
+export interface SinkOpenContext {
+  /** Reveals an !ENC! secret with the collection's key file; only called for values that are used. */
+  readonly reveal: (value: string) => string;
+}
+
+/**
+ * A kind of sink: the value of `trawl_sinks.<sink>.type` and how to check
+ * and open one. Registered in `sink-registry.ts`; a new sink is its class
+ * and this definition in one file, plus one entry in the registry's list.
+ */
+export interface SinkType {
+  readonly type: string;
+  /** What is wrong with one sink's settings; empty when it can be opened. `name` is the sink's section name. */
+  problems(name: string, settings: SinkSettings): readonly SinkSettingsProblem[];
+  /** Opens the sink. Called only with settings `problems` found nothing wrong in. */
+  open(name: string, settings: SinkSettings, cx: SinkOpenContext): Sink;
+}
+
+/**
+ * The checks the configuration language makes for one sink of a built-in
+ * type (config/rules.ts `sinkProblems`, which `config validate` reports with
+ * their line): a built-in type's `problems`.
+ */
+export function configRulesFor(name: string, settings: SinkSettings): SinkSettingsProblem[] {
+  return sinkProblems({ [name]: settings });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ERROR_CODES, TrawlError } from '../../src/core/errors.ts';
+import { ERROR_CODES, ERROR_MESSAGES, formatMessage, TrawlError, trawlError } from '../../src/core/errors.ts';
 import { ROOT } from '../helpers.ts';
 
 function sources(dir: string): string[] {
@@ -40,5 +40,34 @@ describe('error registry', () => {
     assert.equal(e.describe(), 'c.xml:3:9: TRAWL_ERR_CONFIG_TYPE: delay: expected a number');
     assert.equal(e.exitCode, 65);
     assert.equal(new TrawlError('TRAWL_ERR_USAGE', 'x').describe(), 'TRAWL_ERR_USAGE: x');
+  });
+
+  it('has message templates whose codes are registered and whose placeholders are well formed', () => {
+    for (const [id, spec] of Object.entries(ERROR_MESSAGES)) {
+      assert.match(id, /^[A-Z][A-Z0-9_]+$/);
+      assert.ok(spec.code in ERROR_CODES, `${id}: ${spec.code} is not registered`);
+      // Every brace opens a placeholder {name} or {name:json}; nothing else.
+      const stripped = spec.template.replace(/\{[A-Za-z][A-Za-z0-9]*(:json)?\}/g, '');
+      assert.ok(!/[{}]/.test(stripped), `${id}: stray brace in ${JSON.stringify(spec.template)}`);
+      assert.ok(spec.template.length > 10, id);
+    }
+  });
+
+  it('fills templates: {x} as text, {x:json} quoted, a missing value refused', () => {
+    assert.equal(formatMessage('a {x} b {y:json} c {x}', { x: 3, y: 'q"r' }), 'a 3 b "q\\"r" c 3');
+    assert.throws(() => formatMessage('needs {z}', {}), /needs \{z\}/);
+  });
+
+  it('builds a TrawlError from a message id: its code, its exit status, the filled template', () => {
+    const e = trawlError('COLLECTION_NOT_FOUND', { name: 'news' });
+    assert.ok(e instanceof TrawlError);
+    assert.equal(e.code, 'TRAWL_ERR_CONFIG_NOT_FOUND');
+    assert.equal(e.exitCode, 65);
+    assert.equal(e.message, 'no collection named "news"');
+    const cause = new Error('EACCES');
+    const io = trawlError('SERVE_TOKEN_UNREADABLE', { file: '/t', reason: 'EACCES' }, { cause });
+    assert.equal(io.describe(), 'TRAWL_ERR_IO: cannot read the token file /t: EACCES');
+    assert.equal(io.exitCode, 66);
+    assert.equal(io.cause, cause);
   });
 });
