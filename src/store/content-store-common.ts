@@ -30,7 +30,8 @@ export function clusterOf(url: string, clusters: number): number {
  * type (`; charset=…`) and letter case are ignored.
  */
 export function mimeExcluded(mime: string, patterns: readonly string[]): boolean {
-  // The default list is empty: nothing to split or lower-case for every document stored (0.7% of the main thread's line ticks on the bench crawl).
+  // The default list is empty: answered without splitting and lower-casing the MIME type of every document stored
+  // (bench/README.md, *What changed*, fed8244).
   if (patterns.length === 0) return false;
   const [type, sub] = (mime.split(';')[0] ?? '').trim().toLowerCase().split('/');
   return patterns.some((p) => {
@@ -45,25 +46,24 @@ export function shouldCompress(mime: string, opts: Pick<StorageOptions, 'compres
 
 /**
  * How a stored body is compressed. New documents are written with zstd;
- * gzip is read for documents stored by earlier versions. On the bench
- * site's 8 KB pages (100 different ones, bench/README.md) zstd level 1
- * takes 48 µs and gives 3,082 bytes, gzip level 1 82 µs for 3,141 bytes:
- * compression was the largest single cost of the crawl's main thread.
- * `zstdcat` reads a flatfile body as `zcat` read the gzip ones.
+ * gzip is read for documents stored by earlier versions. zstd level 1 is
+ * faster than gzip level 1 for about the same size, and compressing is
+ * among the largest costs of the crawl's main thread (bench/README.md,
+ * *What changed*, bd7ff99). `zstdcat` reads a flatfile body as `zcat` read
+ * the gzip ones.
  */
 export type Codec = 'gzip' | 'zstd';
 
 /**
  * Below this size documents are (de)compressed synchronously. Node's async
- * zlib sets up a stream and a thread-pool job per call: on an 8 KB page at
- * level 1 that cost 320 µs of CPU against 83 µs for gzipSync (and 855 µs
- * each when 5,000 ran at once), and it showed as 7% of a crawl's main
- * thread. A 256 KiB document takes a few ms synchronously; larger ones go
- * to the thread pool so the event loop never stalls for long.
+ * zlib sets up a stream and a thread-pool job per call, which costs several
+ * times the CPU of the synchronous call on a page (bench/README.md, *What
+ * changed*, 230f48e). A 256 KiB document takes a few ms synchronously;
+ * larger ones go to the thread pool so the event loop never stalls for long.
  */
 const SYNC_LIMIT_BYTES = 256 * 1024;
 
-/** Level 1: documents are compressed on the crawl's hot path (zstd's default level 3 took 46 µs against 39 µs on one page, for 1% fewer bytes). */
+/** Level 1: documents are compressed on the crawl's hot path, and zstd's default level 3 is slower for hardly fewer bytes (bench/README.md, *Tried*). */
 const ZSTD_OPTIONS = { params: { [zc.ZSTD_c_compressionLevel]: 1 } };
 const zstdAsync = promisify(zstdCompress);
 const unzstdAsync = promisify(zstdDecompress);
@@ -79,13 +79,12 @@ interface ZlibInternals {
  * One zstd context for every document this thread compresses.
  *
  * `zstdCompressSync` builds a stream object and a new ZSTD context for each
- * call and closes them at the end: on the bench site's 8 KB pages that was
- * 27–35 of its 57–85 µs (ZSTD_createCCtx_advanced and the ZstdCompress
- * constructor were 5.7% of the crawl's main thread, measured with `perf
- * record -e task-clock`). A context that ends a frame with ZSTD_e_end is
- * ready for the next one with the same parameters, so this keeps one
- * ZstdCompress and drives its handle the way node:zlib's processChunkSync
- * does, without the close: 33–50 µs per page, the same bytes.
+ * call and closes them at the end, which on a page of a few KB costs about
+ * as much as compressing it (bench/README.md, *What changed*, a503856). A
+ * context that ends a frame with ZSTD_e_end is ready for the next one with
+ * the same parameters, so this keeps one ZstdCompress and drives its handle
+ * the way node:zlib's processChunkSync does, without the close: the bytes
+ * are the same.
  *
  * Node offers no public synchronous API on a reusable stream, so this
  * relies on `_handle.writeSync` and `_writeState`, which node:zlib has used
