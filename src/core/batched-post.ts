@@ -6,10 +6,10 @@
  *
  * Each postMessage costs the sender a serializer set-up, a lock and a
  * wake-up of the receiving loop (a write to its eventfd), and the receiver
- * as much again; the crawl's main thread made about seven a page to the
- * storage and extract threads, and they were a tenth of its CPU on the
- * bench crawl (bench/README.md). A crawl finishes many fetches per turn, so
- * their store calls and pages go together.
+ * as much again, and the crawl's main thread has several messages a page
+ * for the storage and extract threads (bench/README.md, *The thread
+ * layout, measured*, and *What changed*, 5095ef0). A crawl finishes many
+ * fetches per turn, so their store calls and pages go together.
  *
  * The batch waits for the end of the turn at most: setImmediate runs after
  * the I/O callbacks of the turn and the promise jobs they started.

@@ -5,15 +5,14 @@
  * Why not `map.delete(map.keys().next().value)`: V8 leaves a hole for each
  * deleted entry until the table is rehashed, and a fresh iterator starts at
  * the first slot, so every eviction walked over all the holes left by the
- * evictions before it. At 100,000 entries that was 68 µs per eviction
- * against 1 µs for a plain `set` (measured in node 24). One iterator kept
- * across evictions resumes where it stopped: every slot behind it is a
- * hole it made itself, and new keys are appended ahead of it (ECMAScript
- * Map iterators are live, 24.1.5.1).
+ * evictions before it: a cost that grows with the map, paid on every new
+ * key once it is full (bench/README.md, *What changed*, 7f5fcee). One
+ * iterator kept across evictions resumes where it stopped: every slot
+ * behind it is a hole it made itself, and new keys are appended ahead of
+ * it (ECMAScript Map iterators are live, 24.1.5.1).
  *
  * Why not lru-cache or quick-lru: both promote on `get`, which these caches
- * do not want, and they measured 1.5–1.8 µs per set + get against 1.0 µs
- * here (100,000 entries, 1 M URL-like keys).
+ * do not want, and both were slower here (bench/README.md, *Tried*).
  */
 export class BoundedMap<K, V> {
   private readonly map = new Map<K, V>();

@@ -65,9 +65,8 @@ export class FingerprintReader {
    * each behind the hashing of its key. Here every key is hashed first,
    * then every key's first slot is read in one tight loop, where the reads
    * do not depend on each other and the CPU overlaps their misses, and
-   * only then are the slots probed, from cache. On 30 bench-shaped links
-   * with the caches churned between pages: 9.6 → 5.5 µs a page
-   * (bench/README.md, *What changed*).
+   * only then are the slots probed, from cache (bench/README.md, *What
+   * changed*, faa6b9a).
    */
   findMany(keys: readonly string[], fps: Int32Array, found: Int32Array): void {
     const n = keys.length;
@@ -140,14 +139,14 @@ export class FingerprintReader {
  * newest end), as in BoundedMap.
  *
  * Why not a Map of the strings: the crawler's screened-URI cache answers
- * for every link of every page (30 a page on the bench site), and a lookup
- * of a string that came from another thread in a 100,000-entry Map cost
- * 600–700 ns: hashing the new string, then chasing the bucket, the entry
- * and each candidate key string through memory the cache no longer holds.
- * Here a lookup is one pass over the string's characters and a probe of a
- * typed array: 130–300 ns (bench/README.md). The strings themselves are not
- * kept, so 100,000 URLs take 4.1 MB of typed arrays instead of about 10 MB of
- * heap the garbage collector must trace.
+ * for every link of every page, and a Map lookup of a string that came
+ * from another thread hashes the new string, then chases the bucket, the
+ * entry and each candidate key string through memory the cache no longer
+ * holds. Here a lookup is one pass over the string's characters and a
+ * probe of a typed array, several times faster (bench/README.md, *What
+ * changed*, 1a6e09c). The strings themselves are not kept: the memory is
+ * typed arrays, smaller than the strings and nothing for the garbage
+ * collector to trace.
  *
  * A fingerprint can collide: two different strings with the same 64 bits.
  * For n keys the chance that a lookup of a new string hits one is about

@@ -3,18 +3,20 @@
  *
  *   pino ─write(line)─► UTF-8 into a chunk ──(256 lines, or every second)──► one fs.write
  *
- * `trawl crawl` logs a line for every fetch. Through pino.destination
- * (sonic-boom) a line took 4.6 µs of the main thread, here 2.3 (`npm run
- * bench:micro`, *crawl log line*, 64 lines a turn). sonic-boom measures the UTF-8 length of
- * every line and of its whole pending buffer at each write, and starts a
- * write as soon as the one before it is done, so under a crawl's load it
- * made a system call for every line or two. Its `minLength` option batches
- * the writes but measured the same, as the pending buffer it measures grows.
+ * `trawl crawl` logs a line for every fetch, on the main thread, and this
+ * takes about half the time of pino.destination (sonic-boom) per line
+ * (`npm run bench:micro`, *crawl log line*; bench/README.md, *What
+ * changed*, a8a12c1). sonic-boom measures the UTF-8 length of every line
+ * and of its whole pending buffer at each write, and starts a write as
+ * soon as the one before it is done, so under a crawl's load it made a
+ * system call for every line or two. Its `minLength` option batches the
+ * writes but gained nothing, as the pending buffer it measures grows
+ * (bench/README.md, *Tried*).
  *
  * Each line is encoded into the current chunk as it comes, so its string
- * dies at once: kept in a list until the batch was written, the lines lived
- * through a scavenge and were copied, 30 of the 920 MiB the main thread
- * promoted on the bench crawl (`bench/alloc-profile.mjs`).
+ * dies at once: kept in a list until the batch was written, the lines
+ * lived through a scavenge and were copied (`bench/alloc-profile.mjs`;
+ * bench/README.md, *What changed*, bfc0bc2).
  *
  * Lines wait at most FLUSH_MS before they are written, so `tail -f` follows
  * a crawl. One write is in flight at a time, so lines stay in order. At
@@ -187,8 +189,9 @@ export class LogFile {
 /**
  * pino's `stdTimeFunctions.isoTime` (`,"time":"2026-11-26T12:00:00.000Z"`),
  * with the string made once per millisecond: a crawl logs a line for every
- * fetch, thousands a second, and `new Date().toISOString()` for each was
- * 1.6 µs a page of the bench crawl's main thread (`--cpu-prof`).
+ * fetch, thousands a second, and a `Date` and `toISOString()` for each
+ * showed in the main thread's profile (bench/README.md, *What changed*,
+ * 170cf40).
  */
 export function isoTimeEachMs(now: () => number = Date.now): () => string {
   let at = Number.NaN;

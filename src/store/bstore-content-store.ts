@@ -457,10 +457,9 @@ class Cluster {
    * so a crawl spread over the default 8 clusters syncs up to 8 times per
    * window. A sync costs far more than its write: the thread-pool hand-offs,
    * the device's cache flush, and on a virtual machine an exit to the host
-   * per flush. On the bench crawl, with the crawler no longer holding a
-   * request slot while it stores a page, a 3 ms window made 24,655
-   * fdatasyncs for 100,000 pages and 40 ms 6,193, for 6% less CPU per page;
-   * 100 ms made 2,929 and saved nothing more (bench/README.md).
+   * per flush. The crawler holds no request slot while it stores a page, so
+   * the window delays a page's commit but no request; a wider window saved
+   * nothing more (bench/README.md, *What changed*, 5095ef0, and *Tried*).
    */
   private enqueue(op: Op): void {
     this.queue.push(op);

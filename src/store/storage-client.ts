@@ -1,15 +1,15 @@
 /**
  * The crawl store on a thread of its own. A crawl's main thread fetches,
- * checks scope and schedules; the SQLite statements and group commits were
- * a fifth of its CPU on the bench site. `trawl crawl` and `trawl serve`
- * open their crawl store here instead: one storage thread per process
- * holds the SQLite connections, and the main thread talks to it by message
- * (bench/README.md has the before and after).
+ * checks scope and schedules, and is the crawl's critical path; the SQLite
+ * statements and group commits run here instead. `trawl crawl` and `trawl
+ * serve` open their crawl store here: one storage thread per process holds
+ * the SQLite connections, and the main thread talks to it by message
+ * (bench/README.md, *The thread layout, measured*).
  *
  * The content stores stay on the main thread: moved here as well they took
- * gzip and fdatasync off it but the crawl got no faster (it waits on the
- * round trips as much as on the CPU) and peaked 100 MiB higher, the copies
- * of every document held in a second heap.
+ * compression and fdatasync off it but the crawl got no faster (it waits on
+ * the round trips as much as on the CPU), and the copies of every document
+ * held in a second heap raised the peak memory (bench/README.md, *Tried*).
  *
  *   main thread                                     storage thread
  *   store.complete(c) ─{id, call, handle, method, args}─► SqliteCrawlStore.complete

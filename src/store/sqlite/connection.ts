@@ -41,8 +41,8 @@ const WAL_AUTOCHECKPOINT_PAGES = 10_000;
  * back from the operating system's page cache, one pread() each, because
  * the indexes it touches outgrow the cache within seconds; larger than 8
  * MiB, SQLite's own lookups cost more than the reads saved (bench/README.md,
- * *The storage thread alone*). The cache is filled only as the store grows, so
- * a small crawl does not pay for it.
+ * *The SQLite store's settings, and what chose them*). The cache is filled
+ * only as the store grows, so a small crawl does not pay for it.
  */
 const PAGE_CACHE_KIB = 8192;
 
