@@ -38,7 +38,7 @@ export const SAVE_STATS_BATCH = 1000;
 /**
  * How often the sites whose statistics changed are saved while a cycle
  * runs (saveChanged), rather than with every completion in its
- * transaction (bench/README.md, *What changed*).
+ * transaction (bench/README.md, *What changed*, ec06da1).
  */
 export const STATS_SAVE_INTERVAL_MS = 1000;
 
@@ -57,9 +57,9 @@ export class CycleStats {
   private saving: Promise<void> | undefined;
   /**
    * The sum of every site's counters, histograms and maxima, kept up to date
-   * by the sites' SiteStats as they count (SiteStats.attach): summing a
-   * million sites at each look stopped the event loop for seconds
-   * (bench/README.md, *Memory per site*).
+   * by the sites' SiteStats as they count (SiteStats.attach): summing every
+   * site at each look stops the event loop for a time that grows with the
+   * sites (bench/README.md, *Memory per site*, 9cc8079).
    */
   private totals = new SiteStats();
 
@@ -120,7 +120,8 @@ export class CycleStats {
 
   /** Reads the sites' statistics back from the crawl store, a page at a time, and sums them afresh. */
   async load(): Promise<void> {
-    // A page at a time: a million sites' statistics in one answer was about 700 MB of JSON in flight.
+    // A page at a time: the JSON in flight stays bounded however many sites there are
+    // (bench/README.md, *Memory per site*, 50bf122).
     for (let after: string | undefined; ;) {
       const page = await this.store.listSiteStats(this.collection, { ...(after !== undefined ? { after } : {}), limit: SAVE_STATS_BATCH });
       for (const { site, json } of page) this.sites.set(site, SiteStats.parse(json));

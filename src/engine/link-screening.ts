@@ -38,7 +38,7 @@ export const SCREENED_MAX = 1 << 24;
  * entries and doubles whenever it is full, up to SCREENED_GROW_MAX (about
  * 20 MB). A cycle that meets more URLs than the cache holds forgets URLs
  * its pages still link, and each then costs a trip to the crawl store
- * again (bench/README.md, *What changed*). 2^17 entries take a table of
+ * again (bench/README.md, *What changed*, 97bdb24). 2^17 entries take a table of
  * 2^18 slots, half of them used when full, and 8 MiB more per doubling.
  */
 export const SCREENED_START = 1 << 17;

@@ -5,9 +5,9 @@
  * disallow all; MS-FSCCFG robots_auth_ignore and robots_tout_ignore).
  *
  * The memory cache is bounded (ROBOTS_MEMO_MAX sites) and keeps only the
- * rules for the crawler's own product token: a 4-line robots.txt held
- * 2.5 KB per site parsed, whole (1.4 KB as rules only), so a crawl of a
- * million hosts held gigabytes of them. A site that drops out of it is
+ * rules for the crawler's own product token: kilobytes a site for every
+ * site met would add up to gigabytes in a crawl of a million hosts
+ * (bench/README.md, *Memory per site*, 8754bc7). A site that drops out of it is
  * read back from the crawl store (`cached`), or fetched again once its
  * stored copy is older than robots_ttl.
  */

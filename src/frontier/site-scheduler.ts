@@ -37,7 +37,7 @@ export interface Gate {
   lastStartMs: number;
 }
 
-/** Sums over every site of a scheduler, kept as each site changes: walking a million sites for them took 32 ms. */
+/** Sums over every site of a scheduler, kept as each site changes, so that no reader walks every site (bench/README.md, *Memory per site*, 4c296a7). */
 export interface SiteTally {
   queued: number;
   buffered: number;
@@ -260,8 +260,9 @@ export class SiteScheduler {
    * search stops at the limit-th ready site; `nextMs` then covers only the
    * sites looked at, which is enough because the caller has work starting
    * and is woken when it ends. The crawl loop asks after nearly every
-   * fetch with one or two slots free, and collecting every ready site (40
-   * of the bench site's 50) was a third of its allocations.
+   * fetch with one or two slots free, so collecting every ready site would
+   * allocate a list of them for nothing each time (bench/README.md, *What
+   * changed*, 97099d1).
    */
   ready(now: number, limit = Number.POSITIVE_INFINITY): { sites: SiteState[]; nextMs: number | undefined } {
     this.prune();

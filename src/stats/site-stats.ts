@@ -38,14 +38,14 @@ export interface StatsData {
 const FAR_INDEX = 0x3fffffff;
 
 /**
- * An empty histogram for numeric buckets (HTTPResponse). A plain object keyed '200', '301', '404' keeps those
- * keys as array elements, and V8 sized the array by the largest of them:
- * a site whose only status was 200 held 2.6 KB for that one histogram, one
- * with 200, 301 and 404 5 KB (measured in node 24; a broad crawl keeps one
- * per site). An index far beyond any bucket, set and deleted at once, puts
- * the elements in dictionary mode from the start: 209 bytes whatever the
- * codes. JSON.parse already builds sparse indices that way. `npm run
- * bench:sites` shows the bytes per site.
+ * An empty histogram for numeric buckets (HTTPResponse). A plain object
+ * keyed '200', '301', '404' keeps those keys as array elements, and V8
+ * sizes the array by the largest of them, kilobytes for one histogram (a
+ * broad crawl keeps one per site). An index far beyond any bucket, set and
+ * deleted at once, puts the elements in dictionary mode from the start:
+ * 209 bytes whatever the codes. JSON.parse already builds sparse
+ * indices that way. `npm run bench:sites` shows the bytes per site
+ * (bench/README.md, *Memory per site*, and *What changed*, 5348119).
  */
 function emptyHistogram(): Record<string, number> {
   const h: Record<number, number> = {};
