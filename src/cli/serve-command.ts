@@ -108,8 +108,8 @@ With --token-file every request needs "Authorization: Bearer <token>";
         throw trawlError('SERVE_NEEDS_TOKEN', { host: opts.host });
       }
       // Loaded here, not at the top: every other command (`trawl crawl` above
-      // all) would otherwise load Fastify and the service too (about 130
-      // modules kept in memory for nothing; bench/README.md, peak RSS).
+      // all) would otherwise load Fastify and the service too, modules kept in
+      // memory for nothing (bench/README.md, *What changed*, 2f6968a).
       const [{ buildAdminServer }, { CrawlerService }] = await Promise.all([import('../admin/server.ts'), import('../service/crawler-service.ts')]);
       // The data directory holds the stored configurations (secrets included): its owner's only.
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });

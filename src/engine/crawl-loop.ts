@@ -34,7 +34,7 @@ export class CrawlLoop {
     // commits make that take tens of ms, and holding the slot meanwhile kept
     // the crawl below its concurrency. At most seven times as many pages may
     // be in that second half, so that the documents held in memory stay
-    // bounded; fewer left the bench crawl slower (bench/README.md).
+    // bounded; fewer left the bench crawl slower (bench/README.md, *What changed*, 9f4fb33).
     const maxTasks = 8 * maxConcurrency;
     const tasks = new Set<Promise<void>>();
     let requesting = 0;

@@ -101,7 +101,7 @@ function decoderFor(encoding: string | undefined): Decoder | undefined | 'unsupp
  * the body's chunks are taken as the parser hands them over, with every
  * limit applied on the way, and the request's own timer and stop listener
  * abort it (no Readable body stream, async iterator or AbortSignal per
- * request: bench/README.md, *What changed*). It settles once, with the
+ * request: bench/README.md, *What changed*, 6d4d483). It settles once, with the
  * outcome, response or failure; it never rejects.
  *
  * Decompression runs as a stream so a gzip bomb is stopped at

@@ -216,10 +216,10 @@ const SWEEP_EVERY_MS = 60_000;
  * within the TTL (including the HTTP client's connect) gets the same address.
  *
  * Expired answers are dropped, so that a broad crawl does not keep one for
- * every host it ever met (150 bytes each: `npm run bench:sites`). The map
- * is kept in order of expiry (an answer is deleted and set again when it is
- * renewed, and the TTL is the same for all), so a sweep stops at the first
- * answer still valid. A connection the HTTP client opens after its host's
+ * every host it ever met (`npm run bench:sites` measures their bytes;
+ * bench/README.md, *Memory per site*). The map is kept in order of expiry
+ * (an answer is deleted and set again when it is renewed, and the TTL is
+ * the same for all), so a sweep stops at the first answer still valid. A connection the HTTP client opens after its host's
  * answer was dropped resolves it again, checked like any other answer.
  */
 export class SiteResolver {

@@ -58,7 +58,7 @@ function matchesAny(mime: string, patterns: readonly string[]): boolean {
  * The answers for each pattern list, by MIME type. The crawler asks twice a
  * page with the same two lists and a handful of types, and splitting and
  * lower-casing every pattern each time shows in a profile of the bench
- * crawl (bench/README.md, *What changed*). A list's answers are kept only while it is in use (a
+ * crawl (bench/README.md, *What changed*, a8a12c1). A list's answers are kept only while it is in use (a
  * WeakMap), and at most MEMO_TYPES types per list, since a type is
  * whatever the server sent.
  */

@@ -66,7 +66,7 @@ export class LinksStage implements PageStage {
       }
       let knownSite = rawFirst ? screening.cache.get(l.url) : undefined;
       // Normalized each time: a map from links as extracted to their normal form cost more than
-      // it saved once the extract worker kept the links already known (bench/README.md, *What changed*).
+      // it saved once the extract worker kept the links already known (bench/README.md, *What changed*, 0cfe53b).
       const target = knownSite !== undefined ? l.url : env.normalize(l.url);
       if (!target || seen.has(target) || target === uri.url) continue;
       seen.add(target);
