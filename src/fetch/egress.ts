@@ -219,8 +219,9 @@ const SWEEP_EVERY_MS = 60_000;
  * every host it ever met (`npm run bench:sites` measures their bytes;
  * bench/README.md, *Memory per site*). The map is kept in order of expiry
  * (an answer is deleted and set again when it is renewed, and the TTL is
- * the same for all), so a sweep stops at the first answer still valid. A connection the HTTP client opens after its host's
- * answer was dropped resolves it again, checked like any other answer.
+ * the same for all), so a sweep stops at the first answer still valid. A
+ * connection the HTTP client opens after its host's answer was dropped
+ * resolves it again, checked like any other answer.
  */
 export class SiteResolver {
   private readonly cache = new Map<string, { result: ResolveResult; expiresMs: number }>();
