@@ -280,7 +280,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.settled) return;
     // An Error only for a body given up part way: capturing a stack trace
-    // for every page is a cost the main thread cannot afford (bench/README.md, 5f2ed51).
+    // for every page is a cost the main thread cannot afford (bench/README.md, *What changed*, 5f2ed51).
     this.end(this.complete ? undefined : new Error('the rest of the body is not read'));
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
     const { record, block } = readHeaders(this.status, this.headers);
