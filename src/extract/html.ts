@@ -226,8 +226,8 @@ const ELEMENTS_READ: ReadonlySet<string> = new Set([
  * HTML "character reference in attribute" rule), the title as text. With
  * entity decoding on, htmlparser2 walks every character of the page's text
  * one call at a time looking for `&`; off, it skips to the next `<` in a
- * tight loop: 72 → 42 µs per bench page for the parse alone, and the
- * tokenizer was over half of the extract thread's CPU. Both decoders are
+ * tight loop, and the tokenizer is most of the extract worker's CPU
+ * (bench/README.md, *Link extraction, measured*, has the figures). Both decoders are
  * the ones htmlparser2 itself uses (the `entities` package, same modes),
  * so the results are the same (test/extract/html.test.ts).
  */
