@@ -1,19 +1,20 @@
 /**
  * HTML extraction on the second core. The crawl's main thread fetches,
  * checks scope and writes the stores; parsing a page (htmlparser2's
- * tokenizer, resolving every link) was about a fifth of its CPU on the
- * bench site, so pages are parsed in a worker thread while the main thread
- * goes on with other fetches (bench/README.md has the before and after).
+ * tokenizer, resolving every link) was a large share of its CPU, so pages
+ * are parsed in a worker thread while the main thread goes on with other
+ * fetches (bench/README.md, *The thread layout, measured*).
  *
  *   extract stage ──extract(body, url, opts)──► worker: extractHtml ──► HtmlExtraction
  *
  * A response body is usually a slice of a larger buffer (Buffer's 64 KiB
  * pool, or undici's read buffer), and cloning a slice copies the whole
- * buffer: 16.5 µs against 5.1 µs for an 8 KB page. So the pages of a
+ * buffer, several times the cost of the page alone. So the pages of a
  * batch are copied into one SharedArrayBuffer and go as views of it: one
  * copy of each page instead of three (out of the slice, into the
- * serializer, out of it in the worker), and the sender's postMessage
- * took 0.9 µs a page instead of 4–6 (`bench/README.md`). The result comes back packed
+ * serializer, out of it in the worker), which cut the sender's
+ * postMessage to a fraction (bench/README.md, *What changed*, 821da2f,
+ * and *Link extraction, measured*). The result comes back packed
  * (extract-wire.ts). Pages go to the worker, and results come back, in
  * batches: one message per turn of the sender's event loop
  * (batched-post.ts). If the worker cannot start or

@@ -1,22 +1,24 @@
 /**
  * How an HtmlExtraction crosses between the extract worker and the main
- * thread. Structured clone turns every link into an object and four strings
- * to write and read back (url, kind, tag, attr): 23 µs for a bench page's
- * 32 links, measured with structuredClone, the same serializer postMessage
- * uses. The links travel instead as an array of URLs and one string per
- * short field, joined by a space (kinds, tag and attribute names have
- * none): 5.5 µs, plus the split back into objects here.
+ * thread. Structured clone (the serializer postMessage uses) turns every
+ * link into an object and four strings to write and read back (url, kind,
+ * tag, attr). The links travel instead as an array of URLs and one string
+ * per short field, joined by a space (kinds, tag and attribute names have
+ * none), several times cheaper even with the split back into objects here
+ * (bench/README.md, *Link extraction, measured*).
  *
  * The URLs stay an array of their own: split out of one joined string they
  * would be V8 sliced strings, each holding its page's whole string alive,
- * and the crawler keeps 100,000 links in its caches (tried: peak RSS 322 →
- * 425 MiB on the bench crawl).
+ * and the crawler keeps 100,000 links in its caches (tried: the bench
+ * crawl's peak RSS grew markedly; bench/README.md, *Link extraction,
+ * measured*).
  *
  * Links the crawler has already screened in this cycle do not travel at
  * all when the request names the crawler's screened-URI cache (a view of
- * its shared memory, extract-pool.ts): nine in ten of a bench page's links
- * are found there, and on the main thread each cost a lookup, a set
- * insertion and three counts after being copied across. The worker counts
+ * its shared memory, extract-pool.ts): most of a page's links are found
+ * there (bench/README.md, *What changed*, 62ac76a), and on the main
+ * thread each cost a lookup, a set insertion and three counts after being
+ * copied across. The worker counts
  * them (Local or LocalFwd by the cache's site tag) and sends their
  * fingerprints, so that the crawler can still tell when another spelling
  * of one of them normalizes to it.
@@ -70,8 +72,9 @@ export interface PackedExtraction extends Omit<HtmlExtraction, 'links'> {
 /**
  * findMany's output arrays, kept from page to page and grown as needed:
  * two typed arrays made for every page, and the copy of the fingerprints
- * sliced from one, were a tenth of the extract worker's `--cpu-prof` line
- * ticks on the bench crawl (an ArrayBuffer each, zeroed, then swept).
+ * sliced from one, cost an ArrayBuffer each to allocate, zero and sweep,
+ * a visible share of the extract worker's CPU (bench/README.md, *What
+ * changed*, 57350aa).
  */
 let scratchFps = new Int32Array(128);
 let scratchFound = new Int32Array(64);

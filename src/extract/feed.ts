@@ -159,56 +159,155 @@ export function parseFeed(body: Uint8Array | string, opts: FeedParseOptions): Fe
   const text = (typeof body === 'string' ? body.replace(/^\uFEFF/, '') : decodeXmlBytes(body)).trimStart();
   const docUrl = safeBase(opts.url, '');
   const docBase = opts.contentLocation ? safeBase(resolveRef(opts.contentLocation, docUrl), docUrl) : docUrl;
-  const maxEntries = opts.maxEntries ?? Infinity;
+  const reader = new FeedReader(docBase, opts.maxEntries ?? Infinity);
+  try {
+    saxesFor(reader).write(text).close();
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+  }
+  return reader.result();
+}
 
-  let kind: Feed['kind'] | undefined;
-  let rootNs = '';
-  let failure: string | undefined;
-  const feed: Target = { links: [] };
-  const entries: Target[] = [];
-  const frames: Frame[] = [];
-  let capture: Capture | undefined;
+/** A namespace-aware saxes parser whose events go to `reader`. */
+function saxesFor(reader: FeedReader): SaxesParser<{ xmlns: true; position: false }> {
+  const parser = new SaxesParser({
+    xmlns: true,
+    position: false,
+    resolvePrefix: (prefix: string) => (prefix === '' ? undefined : `urn:trawl:undeclared:${prefix}`),
+  });
+  parser.on('doctype', (doctype) => {
+    if (/<!ENTITY/i.test(doctype)) reader.fail('DOCTYPE entity declarations are refused');
+  });
+  parser.on('error', (err) => {
+    // An undefined entity (&nbsp; from an HTML or RSS 0.91 DTD) is kept as written and saxes goes on.
+    // Not a bare "&": saxes' recovery from it would swallow markup up to the next ";".
+    if (/undefined entity/.test(err.message)) return;
+    reader.fail(`malformed XML: ${err.message}`);
+  });
+  parser.on('opentag', (tag) => reader.openTag(tag));
+  parser.on('text', (t) => reader.text(t));
+  parser.on('cdata', (t) => reader.text(t));
+  parser.on('closetag', (tag) => reader.closeTag(tag));
+  return parser;
+}
 
-  const vocabOf = (uri: string): Vocab => {
-    if (uri === '' || uri === rootNs) return kind === 'atom' ? 'atom' : 'rss';
-    if (ATOM_NS.has(uri)) return 'atom';
-    if (RSS_NS.has(uri)) return 'rss';
-    if (uri === DC_NS) return 'dc';
-    if (uri === DCTERMS_NS) return 'dcterms';
-    if (uri === RDF_NS) return 'rdf';
-    return 'other';
-  };
-  const attr = (tag: SaxesTagNS, local: string, uri = ''): string | undefined => {
-    for (const a of Object.values(tag.attributes)) if (a.local === local && a.uri === uri) return a.value;
-    return undefined;
-  };
-  const startCapture = (field: TextField, target: Target, base: string, extra: Partial<Capture> = {}): Role => {
-    capture = {
-      depth: frames.length + 1, field, target, base, raw: '', markup: '', hasElements: false,
-      top: { elements: 0, text: false, innerStart: 0, innerEnd: 0 }, ...extra,
-    };
-    return 'field';
-  };
+/**
+ * One feed's reading: the frame stack of the sketch at the top, the feed
+ * and its entries as read so far, and the field being captured. saxes
+ * calls openTag, text and closeTag; fail stops the parse (it throws Stop
+ * out of saxes) and the first failure is the result.
+ */
+class FeedReader {
+  private kind: Feed['kind'] | undefined;
+  /** The root element's namespace (none for RDF): elements in it are the root's vocabulary. */
+  private rootNs = '';
+  private failure: string | undefined;
+  private readonly feed: Target = { links: [] };
+  private readonly entries: Target[] = [];
+  private readonly frames: Frame[] = [];
+  private capture: Capture | undefined;
+  private readonly docBase: string;
+  private readonly maxEntries: number;
 
-  /** What an element directly under the feed (root or channel) or an entry is. */
-  const classify = (tag: SaxesTagNS, target: Target, base: string, atEntry: boolean): Role => {
-    const v = vocabOf(tag.uri);
+  constructor(docBase: string, maxEntries: number) {
+    this.docBase = docBase;
+    this.maxEntries = maxEntries;
+  }
+
+  /** The feed read, or why it is not one. */
+  result(): Feed | { invalid: string } {
+    if (this.failure !== undefined) return { invalid: this.failure };
+    if (this.kind === undefined) return { invalid: 'not a feed: no root element' };
+    const out: Feed = { kind: this.kind, entries: this.entries.map(toEntry) };
+    if (this.feed.title !== undefined) out.title = this.feed.title;
+    if (this.feed.link !== undefined) out.link = this.feed.link;
+    return out;
+  }
+
+  fail(reason: string): never {
+    this.failure = reason;
+    throw new Stop();
+  }
+
+  openTag(tag: SaxesTagNS): void {
+    const frames = this.frames;
+    if (frames.length >= MAX_DEPTH) this.fail(`elements nest deeper than ${MAX_DEPTH} levels`);
+    const parent = frames[frames.length - 1];
+    if (this.capture) {
+      openInCapture(this.capture, tag, frames.length + 1);
+      frames.push({ role: 'field', base: this.capture.base });
+      return;
+    }
+    if (!parent) {
+      this.kind = rootKind(tag);
+      this.rootNs = this.kind === 'rdf' ? '' : tag.uri;
+      if (!this.kind) this.fail(`not a feed: the root element is <${tag.name}>`);
+      frames.push({ role: 'root', base: baseOf(tag, this.docBase) });
+      return;
+    }
+    if (parent.role !== 'root' && parent.role !== 'channel' && parent.role !== 'entry') {
+      frames.push({ role: 'ignore', base: parent.base });
+      return;
+    }
+    const base = baseOf(tag, parent.base);
+    frames.push({ role: this.childRole(tag, parent.role, base), base });
+  }
+
+  text(t: string): void {
+    const capture = this.capture;
+    if (!capture) return;
+    if (capture.raw.length >= MAX_FIELD_CHARS) return;
+    capture.raw += t;
+    capture.markup += escapeText(t);
+    if (this.frames.length === capture.depth && /\S/.test(t)) capture.top.text = true;
+  }
+
+  closeTag(tag: SaxesTagNS): void {
+    const depth = this.frames.length;
+    this.frames.pop();
+    const capture = this.capture;
+    if (!capture) return;
+    if (depth > capture.depth) {
+      closeInCapture(capture, tag, depth);
+      return;
+    }
+    this.capture = undefined;
+    finishCapture(capture);
+  }
+
+  /** What an element directly under the root, a channel or an entry is. */
+  private childRole(tag: SaxesTagNS, parent: 'root' | 'channel' | 'entry', base: string): Role {
+    const v = this.vocabOf(tag.uri);
+    if (parent === 'entry') return this.classify(tag, this.entries[this.entries.length - 1]!, base, true);
+    if (parent === 'root' && this.kind !== 'atom' && v === 'rss' && tag.local === 'channel') return 'channel';
+    if ((v === 'rss' && tag.local === 'item' && this.kind !== 'atom') || (v === 'atom' && tag.local === 'entry' && this.kind === 'atom')) {
+      if (this.entries.length >= this.maxEntries) return 'ignore';
+      const about = attr(tag, 'about', RDF_NS)?.trim();
+      this.entries.push(about ? { links: [], about: resolveRef(about, base) } : { links: [] });
+      return 'entry';
+    }
+    return this.classify(tag, this.feed, base, false);
+  }
+
+  /** What a child of the feed (root or channel) or of an entry is: a field to capture, or ignored (an atom:link or an enclosure is read from its attributes). */
+  private classify(tag: SaxesTagNS, target: Target, base: string, atEntry: boolean): Role {
+    const v = this.vocabOf(tag.uri);
     const name = tag.local;
     if (v === 'atom') {
       switch (name) {
-        case 'title': return startCapture('title', target, base, { construct: { type: (attr(tag, 'type') ?? '').trim().toLowerCase(), mode: (attr(tag, 'mode') ?? '').trim().toLowerCase() } });
+        case 'title': return this.startCapture('title', target, base, { construct: { type: (attr(tag, 'type') ?? '').trim().toLowerCase(), mode: (attr(tag, 'mode') ?? '').trim().toLowerCase() } });
         case 'link': addAtomLink(tag, target, base); return 'ignore';
-        case 'id': return startCapture('id', target, base);
-        case 'published': case 'issued': return startCapture('published', target, base);
-        case 'updated': case 'modified': return startCapture('updated', target, base);
+        case 'id': return this.startCapture('id', target, base);
+        case 'published': case 'issued': return this.startCapture('published', target, base);
+        case 'updated': case 'modified': return this.startCapture('updated', target, base);
       }
       return 'ignore';
     }
     if (v === 'rss') {
       switch (name) {
-        case 'title': case 'link': return startCapture(name, target, base);
-        case 'guid': return atEntry ? startCapture('id', target, base, { permalink: attr(tag, 'isPermaLink')?.trim().toLowerCase() !== 'false' }) : 'ignore';
-        case 'pubDate': return startCapture('published', target, base);
+        case 'title': case 'link': return this.startCapture(name, target, base);
+        case 'guid': return atEntry ? this.startCapture('id', target, base, { permalink: attr(tag, 'isPermaLink')?.trim().toLowerCase() !== 'false' }) : 'ignore';
+        case 'pubDate': return this.startCapture('published', target, base);
         case 'enclosure': {
           const url = attr(tag, 'url')?.trim();
           const href = url ? resolveLink(url, base) : undefined;
@@ -218,154 +317,84 @@ export function parseFeed(body: Uint8Array | string, opts: FeedParseOptions): Fe
       }
       return 'ignore';
     }
-    if (v === 'dc' && name === 'title') return startCapture('title', target, base);
-    if (v === 'dc' && name === 'date') return startCapture('updated', target, base);
-    if (v === 'dcterms' && name === 'issued') return startCapture('published', target, base);
-    if (v === 'dcterms' && name === 'modified') return startCapture('updated', target, base);
+    if (v === 'dc' && name === 'title') return this.startCapture('title', target, base);
+    if (v === 'dc' && name === 'date') return this.startCapture('updated', target, base);
+    if (v === 'dcterms' && name === 'issued') return this.startCapture('published', target, base);
+    if (v === 'dcterms' && name === 'modified') return this.startCapture('updated', target, base);
     return 'ignore';
-  };
-
-  const addAtomLink = (tag: SaxesTagNS, target: Target, base: string): void => {
-    const raw = attr(tag, 'href');
-    // href="" is the base itself (RFC 3986 5.2: a same-document reference).
-    const href = raw === undefined ? '' : resolveLink(raw, base);
-    if (href === undefined || href === '') return;
-    const rel = attr(tag, 'rel')?.trim() || 'alternate';
-    const type = attr(tag, 'type')?.trim();
-    const link = withType({ href, rel }, type);
-    target.links.push(link);
-    if (rel.toLowerCase() === 'alternate' && (!type || HTML_TYPES.has(type.toLowerCase()))) target.link ??= link.href;
-  };
-
-  const finishCapture = (c: Capture): void => {
-    const t = c.target;
-    switch (c.field) {
-      case 'title':
-        t.title ??= c.construct ? constructValue(c) : c.raw.trim();
-        break;
-      case 'link': {
-        const href = c.raw.trim();
-        if (href === '') break;
-        const resolved = resolveLink(href, c.base);
-        if (resolved === undefined) break;
-        t.links.push({ href: resolved, rel: 'alternate' });
-        t.link ??= resolved;
-        break;
-      }
-      case 'id': {
-        const id = c.raw.trim();
-        if (id === '') break;
-        // A guid that says it is not a permalink is an opaque string; Atom ids and permalinks are URLs.
-        const value = c.permalink === false ? id : resolveRef(id, c.base);
-        t.id ??= value;
-        if (c.permalink && /^https?:\/\//i.test(value) && URL.canParse(value)) t.permalink ??= value;
-        break;
-      }
-      case 'published':
-      case 'updated': {
-        const v = c.raw.trim();
-        if (v !== '') t[c.field] ??= v;
-        break;
-      }
-    }
-  };
-
-  const parser = new SaxesParser({
-    xmlns: true,
-    position: false,
-    resolvePrefix: (prefix: string) => (prefix === '' ? undefined : `urn:trawl:undeclared:${prefix}`),
-  });
-  parser.on('doctype', (doctype) => {
-    if (/<!ENTITY/i.test(doctype)) {
-      failure = 'DOCTYPE entity declarations are refused';
-      throw new Stop();
-    }
-  });
-  parser.on('error', (err) => {
-    // An undefined entity (&nbsp; from an HTML or RSS 0.91 DTD) is kept as written and saxes goes on.
-    // Not a bare "&": saxes' recovery from it would swallow markup up to the next ";".
-    if (/undefined entity/.test(err.message)) return;
-    failure = `malformed XML: ${err.message}`;
-    throw new Stop();
-  });
-  parser.on('opentag', (tag) => {
-    if (frames.length >= MAX_DEPTH) {
-      failure = `elements nest deeper than ${MAX_DEPTH} levels`;
-      throw new Stop();
-    }
-    const parent = frames[frames.length - 1];
-    if (capture) {
-      openInCapture(capture, tag, frames.length + 1);
-      frames.push({ role: 'field', base: capture.base });
-      return;
-    }
-    if (!parent) {
-      kind = rootKind(tag);
-      rootNs = kind === 'rdf' ? '' : tag.uri;
-      if (!kind) {
-        failure = `not a feed: the root element is <${tag.name}>`;
-        throw new Stop();
-      }
-      frames.push({ role: 'root', base: baseOf(tag, docBase) });
-      return;
-    }
-    if (parent.role !== 'root' && parent.role !== 'channel' && parent.role !== 'entry') {
-      frames.push({ role: 'ignore', base: parent.base });
-      return;
-    }
-    const base = baseOf(tag, parent.base);
-    const v = vocabOf(tag.uri);
-    let role: Role;
-    if (parent.role === 'entry') {
-      role = classify(tag, entries[entries.length - 1]!, base, true);
-    } else if (parent.role === 'root' && kind !== 'atom' && v === 'rss' && tag.local === 'channel') {
-      role = 'channel';
-    } else if ((v === 'rss' && tag.local === 'item' && kind !== 'atom') || (v === 'atom' && tag.local === 'entry' && kind === 'atom')) {
-      if (entries.length < maxEntries) {
-        const about = attr(tag, 'about', RDF_NS)?.trim();
-        entries.push(about ? { links: [], about: resolveRef(about, base) } : { links: [] });
-        role = 'entry';
-      } else {
-        role = 'ignore';
-      }
-    } else {
-      role = classify(tag, feed, base, false);
-    }
-    frames.push({ role, base });
-  });
-  const onText = (t: string): void => {
-    if (!capture) return;
-    if (capture.raw.length >= MAX_FIELD_CHARS) return;
-    capture.raw += t;
-    capture.markup += escapeText(t);
-    if (frames.length === capture.depth && /\S/.test(t)) capture.top.text = true;
-  };
-  parser.on('text', onText);
-  parser.on('cdata', onText);
-  parser.on('closetag', (tag) => {
-    const depth = frames.length;
-    frames.pop();
-    if (!capture) return;
-    if (depth > capture.depth) {
-      closeInCapture(capture, tag, depth);
-      return;
-    }
-    const done = capture;
-    capture = undefined;
-    finishCapture(done);
-  });
-
-  try {
-    parser.write(text).close();
-  } catch (err) {
-    if (!(err instanceof Stop)) throw err;
   }
-  if (failure !== undefined) return { invalid: failure };
-  if (kind === undefined) return { invalid: 'not a feed: no root element' };
-  const out: Feed = { kind, entries: entries.map(toEntry) };
-  if (feed.title !== undefined) out.title = feed.title;
-  if (feed.link !== undefined) out.link = feed.link;
-  return out;
+
+  private startCapture(field: TextField, target: Target, base: string, extra: Partial<Capture> = {}): Role {
+    this.capture = {
+      depth: this.frames.length + 1, field, target, base, raw: '', markup: '', hasElements: false,
+      top: { elements: 0, text: false, innerStart: 0, innerEnd: 0 }, ...extra,
+    };
+    return 'field';
+  }
+
+  /** The vocabulary of a namespace; no namespace, or the root's own, is the root's (RSS's or Atom's). */
+  private vocabOf(uri: string): Vocab {
+    if (uri === '' || uri === this.rootNs) return this.kind === 'atom' ? 'atom' : 'rss';
+    if (ATOM_NS.has(uri)) return 'atom';
+    if (RSS_NS.has(uri)) return 'rss';
+    if (uri === DC_NS) return 'dc';
+    if (uri === DCTERMS_NS) return 'dcterms';
+    if (uri === RDF_NS) return 'rdf';
+    return 'other';
+  }
+}
+
+/** The attribute `local` in namespace `uri` (none by default). */
+function attr(tag: SaxesTagNS, local: string, uri = ''): string | undefined {
+  for (const a of Object.values(tag.attributes)) if (a.local === local && a.uri === uri) return a.value;
+  return undefined;
+}
+
+/** An atom:link into the target's links; a rel=alternate one of an HTML type (or none) is also its link, the first one. */
+function addAtomLink(tag: SaxesTagNS, target: Target, base: string): void {
+  const raw = attr(tag, 'href');
+  // href="" is the base itself (RFC 3986 5.2: a same-document reference).
+  const href = raw === undefined ? '' : resolveLink(raw, base);
+  if (href === undefined || href === '') return;
+  const rel = attr(tag, 'rel')?.trim() || 'alternate';
+  const type = attr(tag, 'type')?.trim();
+  const link = withType({ href, rel }, type);
+  target.links.push(link);
+  if (rel.toLowerCase() === 'alternate' && (!type || HTML_TYPES.has(type.toLowerCase()))) target.link ??= link.href;
+}
+
+/** A captured field's value into its target; the first value of each field wins. */
+function finishCapture(c: Capture): void {
+  const t = c.target;
+  switch (c.field) {
+    case 'title':
+      t.title ??= c.construct ? constructValue(c) : c.raw.trim();
+      break;
+    case 'link': {
+      const href = c.raw.trim();
+      if (href === '') break;
+      const resolved = resolveLink(href, c.base);
+      if (resolved === undefined) break;
+      t.links.push({ href: resolved, rel: 'alternate' });
+      t.link ??= resolved;
+      break;
+    }
+    case 'id': {
+      const id = c.raw.trim();
+      if (id === '') break;
+      // A guid that says it is not a permalink is an opaque string; Atom ids and permalinks are URLs.
+      const value = c.permalink === false ? id : resolveRef(id, c.base);
+      t.id ??= value;
+      if (c.permalink && /^https?:\/\//i.test(value) && URL.canParse(value)) t.permalink ??= value;
+      break;
+    }
+    case 'published':
+    case 'updated': {
+      const v = c.raw.trim();
+      if (v !== '') t[c.field] ??= v;
+      break;
+    }
+  }
 }
 
 function toEntry(t: Target): FeedEntry {

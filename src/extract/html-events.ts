@@ -7,11 +7,11 @@
  * Why not htmlparser2's Parser itself: it makes every attribute of every
  * element into a lower-cased name and a value in a new object, and slices
  * out every run of text, and the extractor reads the attributes of a few
- * elements and the text of three. On the bench site's 8 KB pages
- * (`bench/README.md`, *What changed*) the Tokenizer alone took 25 µs a page,
- * the Tokenizer with the element stack kept as here 29.5, and the Parser
- * with a handler that does nothing 45: two fifths of what extraction cost.
- * The tokenizing, which is the hard part, is still htmlparser2's.
+ * elements and the text of three. Those strings made the Parser with a
+ * handler that does nothing cost far more than the Tokenizer with the
+ * element stack kept as here, and a large part of what extraction cost
+ * (bench/README.md, *Where the time goes*, CPU of the extract worker, and
+ * *Link extraction, measured*). The tokenizing, which is the hard part, is still htmlparser2's.
  *
  * What the handler sees, against the Parser's events:
  * - `onopentag` for an element named in `elements`, with all its attributes;
@@ -81,10 +81,9 @@ interface TokenizerScan {
  * skips to the next occurrence of a character (text up to `<`, an attribute
  * value up to its quote, a comment or a script body up to its end), walks
  * the buffer one `charCodeAt` at a time. `String.prototype.indexOf` does
- * the same search natively, several characters at a step. On 200 bench
- * pages (8 KB each) extractHtml went 62 → 51 µs a page; in a crawl the
- * loop was an eighth of the extract worker's CPU (`perf record`,
- * bench/README.md). Same contract as the original: the index moves to the
+ * the same search natively, several characters at a step; in a crawl the
+ * loop was a large share of the extract worker's CPU (bench/README.md,
+ * *What changed*, a8289c8). Same contract as the original: the index moves to the
  * character and the call returns true, or to the buffer's last character
  * and returns false. html-events.test.ts checks every event against
  * htmlparser2's Parser, which keeps the original loop.

@@ -226,8 +226,8 @@ const ELEMENTS_READ: ReadonlySet<string> = new Set([
  * HTML "character reference in attribute" rule), the title as text. With
  * entity decoding on, htmlparser2 walks every character of the page's text
  * one call at a time looking for `&`; off, it skips to the next `<` in a
- * tight loop: 72 → 42 µs per bench page for the parse alone, and the
- * tokenizer was over half of the extract thread's CPU. Both decoders are
+ * tight loop, and the tokenizer is most of the extract worker's CPU
+ * (bench/README.md, *Link extraction, measured*, has the figures). Both decoders are
  * the ones htmlparser2 itself uses (the `entities` package, same modes),
  * so the results are the same (test/extract/html.test.ts).
  */
@@ -239,6 +239,9 @@ function decodeAttributes(attribs: Record<string, string>): void {
 }
 
 const decodeText = (text: string): string => (text.indexOf('&') >= 0 ? decodeHTML(text) : text);
+
+/** A `<title>`'s text: decoded, whitespace collapsed; undefined when empty. */
+const titleText = (text: string): string | undefined => collapseWhitespace(decodeText(text)) || undefined;
 
 // ---------------------------------------------------------------- extraction
 
@@ -263,6 +266,9 @@ interface MutableLink {
 /**
  * Extracts links and page metadata in one pass. Never throws for bad markup;
  * throws a TypeError only when `documentUrl` is not an absolute URL.
+ *
+ * The two phases of the sketch at the top: an HtmlPass reads the events of
+ * one tokenizer pass, then a LinkResolver resolves what it collected.
  */
 export function extractHtml(html: string | Uint8Array, documentUrl: string, opts: ExtractHtmlOptions = {}): HtmlExtraction {
   const docUrl = new URL(documentUrl);
@@ -273,41 +279,256 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
   const allowed = new Set((opts.allowedSchemes ?? ['http', 'https']).map((s) => (s.endsWith(':') ? s : `${s}:`).toLowerCase()));
   const text = typeof html === 'string' ? html : UTF8.decode(html);
 
-  // ---- state of the pass
-  const candidates: Candidate[] = [];
-  let baseRaw: string | undefined;
-  let baseSeen = false;
-  const robots: MetaRobots = { noindex: false, nofollow: false, noarchive: false, nosnippet: false };
-  const canonicalRaws: string[] = [];
-  const feedRaws: string[] = [];
-  let refresh: { delayS: number; url: string | undefined } | undefined;
-  let title: string | undefined;
-  let titleSeen = false;
-  let lang: string | undefined;
-  let htmlSeen = false;
-  let svgDepth = 0;
-  let formIsGet: boolean | undefined; // undefined: no form open (htmlparser2 drops nested <form>, as HTML does)
-  let capture: 'title' | 'script' | 'style' | undefined;
-  let captured = '';
-  let inConditional = false;
+  const pass = new HtmlPass(flags, token);
+  readHtml(text, pass, ELEMENTS_READ);
 
-  const add = (raw: string | undefined, kind: LinkKind, tag: string, attr: string, nofollow = false, ctx?: string): void => {
-    if (raw !== undefined && raw !== '') candidates.push({ raw, kind, tag, attr, nofollow, ctx });
+  const resolver = new LinkResolver(documentBase(pass.baseRaw, docUrl.href), allowed);
+  const links: MutableLink[] = [];
+  const truncatedLinks = collectLinks(pass.candidates, resolver, maxLinks, links);
+  let canonical: string | undefined;
+  for (const raw of pass.canonicalRaws) {
+    canonical = resolver.cached(raw);
+    if (canonical !== undefined) break;
+  }
+  const feeds = new Set<string>();
+  for (const raw of pass.feedRaws) {
+    const url = resolver.cached(raw);
+    if (url !== undefined) feeds.add(url);
+  }
+  let metaRefresh: HtmlExtraction['metaRefresh'];
+  if (pass.refresh !== undefined) {
+    const url = pass.refresh.url === undefined ? docUrl.href : resolver.cached(pass.refresh.url);
+    if (url !== undefined) metaRefresh = { delayS: pass.refresh.delayS, url };
+  }
+  const title = pass.capture === 'title' ? titleText(pass.captured) : pass.title; // an unclosed <title> at EOF
+
+  return {
+    links, truncatedLinks, baseUrl: resolver.base, robots: pass.robots, canonical, metaRefresh, title, lang: pass.lang, feeds: [...feeds],
   };
-  const addSrcset = (value: string | undefined, tag: string, attr: string): void => {
-    if (value) srcsetUrls(value, (raw) => add(raw, 'embed', tag, attr));
-  };
-  const addLazy = (attribs: Record<string, string>, tag: string): void => {
-    for (const name in attribs) {
-      if (name.startsWith('data-') && isLazySourceAttr(name)) addSrcset(attribs[name], tag, name);
+}
+
+/**
+ * One page's pass over the tokenizer's events (html-events.ts): the
+ * handlers are the methods, the state of the pass the fields, so a page
+ * costs one object here rather than a closure per handler. Nothing is
+ * resolved during the pass: the base URL may come after the links that
+ * use it. Link sources go into `candidates` as written, in document
+ * order, each gated by its LinkFlags key; the metadata is read whatever
+ * the flags say.
+ */
+class HtmlPass implements HtmlEvents {
+  /** Every link source seen, as written, in document order. */
+  readonly candidates: Candidate[] = [];
+  /** The first `<base href>`, as written (HTML: it applies to the whole document wherever it is). */
+  baseRaw: string | undefined = undefined;
+  readonly robots: MetaRobots = { noindex: false, nofollow: false, noarchive: false, nosnippet: false };
+  /** `<link rel=canonical href>` values, as written, in document order. */
+  readonly canonicalRaws: string[] = [];
+  /** `<link rel=alternate href>` values of a feed type, as written, in document order. */
+  readonly feedRaws: string[] = [];
+  /** The first meta refresh that parsed; its URL as written. */
+  refresh: { delayS: number; url: string | undefined } | undefined = undefined;
+  title: string | undefined = undefined;
+  lang: string | undefined = undefined;
+  /** The element whose text is being collected into `captured`. */
+  capture: 'title' | 'script' | 'style' | undefined = undefined;
+  captured = '';
+
+  private readonly flags: LinkFlags;
+  /** The robots product token, lower case. */
+  private readonly token: string;
+  private titleSeen = false;
+  private htmlSeen = false;
+  private svgDepth = 0;
+  /** Whether the open form is a GET form; undefined: no form open (htmlparser2 drops nested <form>, as HTML does). */
+  private formIsGet: boolean | undefined = undefined;
+  /** Inside an IE conditional comment's markup, whose own conditional comments are not read. */
+  private inConditional = false;
+
+  constructor(flags: LinkFlags, token: string) {
+    this.flags = flags;
+    this.token = token;
+  }
+
+  /** Records a link source; an absent or empty value is none. */
+  add(raw: string | undefined, kind: LinkKind, tag: string, attr: string, nofollow = false, ctx?: string): void {
+    if (raw !== undefined && raw !== '') this.candidates.push({ raw, kind, tag, attr, nofollow, ctx });
+  }
+
+  onopentag(name: string, attribs: Record<string, string>): void {
+    decodeAttributes(attribs);
+    const flags = this.flags;
+    switch (name) {
+      case 'a':
+        if (flags.a) this.add(attribs.href ?? attribs['xlink:href'], 'navigate', 'a', 'href', hasNofollow(attribs.rel));
+        break;
+      case 'area':
+        if (flags.area) this.add(attribs.href, 'navigate', 'area', 'href', hasNofollow(attribs.rel));
+        break;
+      case 'base':
+        // HTML: the document base URL comes from the first <base> with an href, wherever it is.
+        if (this.baseRaw === undefined && attribs.href !== undefined) this.baseRaw = attribs.href;
+        break;
+      case 'form':
+        // Heritrix rule (HER-1280): only GET forms (no method, or an invalid one, is GET in HTML).
+        this.formIsGet = isGetMethod(attribs.method);
+        if (flags.action && this.formIsGet) this.add(attribs.action, 'navigate', 'form', 'action', hasNofollow(attribs.rel));
+        break;
+      case 'button':
+      case 'input':
+        this.onFormControl(name, attribs);
+        break;
+      case 'frame':
+      case 'iframe':
+        if (flags.frame) this.add(attribs.src, 'navigate', name, 'src');
+        break;
+      case 'img':
+      case 'source':
+        this.onImage(name, attribs);
+        break;
+      case 'video':
+        if (flags.img) this.add(attribs.poster, 'embed', name, 'poster');
+        if (flags.embed) this.add(attribs.src, 'embed', name, 'src');
+        break;
+      case 'audio':
+      case 'track':
+      case 'embed':
+        if (flags.embed) this.add(attribs.src, 'embed', name, 'src');
+        break;
+      case 'body':
+      case 'table':
+      case 'td':
+      case 'th':
+        if (flags.img) this.add(attribs.background, 'embed', name, 'background');
+        break;
+      case 'link':
+        this.onLink(attribs);
+        break;
+      case 'meta':
+        this.onMeta(attribs);
+        break;
+      case 'object':
+      case 'param':
+        if (flags.object) this.onObject(name, attribs);
+        break;
+      case 'script':
+        if (flags.script) this.add(attribs.src, 'embed', name, 'src');
+        if (flags.scriptJava && isScriptType(attribs.type)) this.startCapture('script');
+        break;
+      case 'style':
+        if (flags.style) this.startCapture('style');
+        break;
+      case 'title':
+        if (!this.titleSeen && this.svgDepth === 0) {
+          this.titleSeen = true;
+          this.startCapture('title');
+        }
+        break;
+      case 'html':
+        if (!this.htmlSeen) {
+          this.htmlSeen = true;
+          this.lang = attribs.lang?.trim() || undefined;
+        }
+        break;
+      case 'svg':
+        this.svgDepth++;
+        break;
+      case 'card':
+        if (flags.card) {
+          this.add(attribs.onenterforward, 'navigate', name, 'onenterforward');
+          this.add(attribs.onenterbackward, 'navigate', name, 'onenterbackward');
+          this.add(attribs.ontimer, 'navigate', name, 'ontimer');
+        }
+        break;
+      case 'go':
+        if (flags.go) this.add(attribs.href, 'navigate', name, 'href');
+        break;
+      case 'layer':
+      case 'ilayer':
+        if (flags.layer) this.add(attribs.src, 'navigate', name, 'src');
+        break;
     }
-  };
-  const addCss = (css: string, tag: string, attr: string): void => {
-    if (css.indexOf('(') < 0 && css.indexOf('@') < 0) return;
-    for (const m of css.matchAll(CSS_URL)) add(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5], 'embed', tag, attr);
-  };
+    if (flags.style && attribs.style !== undefined) this.addCss(attribs.style, name, 'style');
+  }
 
-  const onLink = (attribs: Record<string, string>): void => {
+  wantsText(): boolean {
+    return this.capture !== undefined;
+  }
+
+  ontext(data: string): void {
+    this.captured += data;
+  }
+
+  onclosetag(name: string): void {
+    if (name === this.capture) {
+      const body = this.captured;
+      this.capture = undefined;
+      this.captured = '';
+      if (name === 'title') this.title = titleText(body);
+      else if (name === 'style') this.addCss(body, 'style', '#text');
+      else scanScript(body, this);
+    } else if (name === 'form') this.formIsGet = undefined;
+    else if (name === 'svg' && this.svgDepth > 0) this.svgDepth--;
+  }
+
+  oncomment(data: string): void {
+    if (!this.flags.comment) return;
+    const markup = conditionalCommentMarkup(data);
+    if (markup !== undefined) {
+      // IE conditional comments hold markup old IE loaded; parse it with the same handlers.
+      if (this.inConditional) return;
+      this.inConditional = true;
+      readHtml(markup, this, ELEMENTS_READ);
+      this.inConditional = false;
+      return;
+    }
+    if (data.indexOf('://') < 0) return;
+    for (const m of data.matchAll(COMMENT_URL)) {
+      const url = trimTrailingPunctuation(m[0]);
+      if (PLAUSIBLE_ABSOLUTE.test(url)) this.add(url, 'navigate', '#comment', '#text');
+    }
+  }
+
+  private startCapture(what: 'title' | 'script' | 'style'): void {
+    this.capture = what;
+    this.captured = '';
+  }
+
+  /** `<button>` and `<input>`: the formaction of a control in a GET form, and `<input type=image src>`. */
+  private onFormControl(name: string, attribs: Record<string, string>): void {
+    if (this.flags.action && this.formIsGet !== undefined && attribs.formaction !== undefined) {
+      const get = attribs.formmethod === undefined ? this.formIsGet : isGetMethod(attribs.formmethod);
+      if (get) this.add(attribs.formaction, 'navigate', name, 'formaction');
+    }
+    if (name === 'input' && this.flags.img && attribs.type?.trim().toLowerCase() === 'image') this.add(attribs.src, 'embed', name, 'src');
+  }
+
+  /** `<img>` and `<source>`: src, srcset and the lazy-load `data-*` sources; a `<source src>` is media (the embed flag). */
+  private onImage(name: string, attribs: Record<string, string>): void {
+    if (this.flags.img) {
+      if (name === 'img') this.add(attribs.src, 'embed', name, 'src');
+      if (attribs.srcset) srcsetUrls(attribs.srcset, this, name, 'srcset');
+      for (const attr in attribs) {
+        const value = attribs[attr];
+        if (value && attr.startsWith('data-') && isLazySourceAttr(attr)) srcsetUrls(value, this, name, attr);
+      }
+    }
+    if (name === 'source' && this.flags.embed) this.add(attribs.src, 'embed', name, 'src');
+  }
+
+  /** `<object>` and URL-valued `<param>`s (the object flag). */
+  private onObject(name: string, attribs: Record<string, string>): void {
+    if (name === 'object') {
+      // HTML 4.01 13.3: data is relative to codebase when there is one.
+      this.add(attribs.codebase, 'embed', name, 'codebase');
+      this.add(attribs.data, 'embed', name, 'data', false, attribs.codebase || undefined);
+      return;
+    }
+    const pname = attribs.name?.trim().toLowerCase();
+    if (attribs.valuetype?.trim().toLowerCase() === 'ref' || (pname !== undefined && URL_PARAMS.has(pname))) this.add(attribs.value, 'embed', name, 'value');
+  }
+
+  private onLink(attribs: Record<string, string>): void {
     const href = attribs.href;
     if (href === undefined) return;
     const rels = tokens(attribs.rel);
@@ -315,239 +536,109 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
     let kind: LinkKind;
     if (rels.includes('canonical')) {
       kind = 'canonical';
-      canonicalRaws.push(href);
+      this.canonicalRaws.push(href);
     } else if (rels.includes('alternate') && FEED_TYPES.has(mimeEssence(attribs.type))) {
       kind = 'feed';
-      feedRaws.push(href);
+      this.feedRaws.push(href);
     } else if (rels.some((r) => EMBED_RELS.has(r))) kind = 'embed';
     else if (rels.every((r) => IGNORED_RELS.has(r))) return;
     else kind = 'navigate';
-    if (flags.link) add(href, kind, 'link', 'href', rels.includes('nofollow'));
-  };
+    if (this.flags.link) this.add(href, kind, 'link', 'href', rels.includes('nofollow'));
+  }
 
-  const onMeta = (attribs: Record<string, string>): void => {
+  private onMeta(attribs: Record<string, string>): void {
     const content = attribs.content;
     if (content === undefined) return;
     if (attribs['http-equiv']?.trim().toLowerCase() === 'refresh') {
       const parsed = parseMetaRefresh(content);
       // HTML "shared declarative refresh steps": only the first successful refresh counts.
-      if (parsed === undefined || refresh !== undefined) return;
-      refresh = parsed;
-      if (flags.metaRefresh) add(parsed.url, 'redirect', 'meta', 'content');
+      if (parsed === undefined || this.refresh !== undefined) return;
+      this.refresh = parsed;
+      if (this.flags.metaRefresh) this.add(parsed.url, 'redirect', 'meta', 'content');
       return;
     }
     const name = attribs.name?.trim().toLowerCase();
-    if (name === 'robots' || name === token) mergeRobots(robots, parseRobotsDirectives(content, token));
-    if (!flags.meta) return;
+    if (name === 'robots' || name === this.token) mergeRobots(this.robots, parseRobotsDirectives(content, this.token));
+    if (!this.flags.meta) return;
     const prop = attribs.property?.trim().toLowerCase() ?? name;
     const rule = prop === undefined ? undefined : META_URL_PROPS.get(prop);
-    if (rule && (!rule.img || flags.img)) add(content, rule.kind, 'meta', 'content');
-  };
-
-  const handler: HtmlEvents = {
-    onopentag(name, attribs) {
-      decodeAttributes(attribs);
-      switch (name) {
-        case 'a':
-          if (flags.a) add(attribs.href ?? attribs['xlink:href'], 'navigate', 'a', 'href', hasNofollow(attribs.rel));
-          break;
-        case 'area':
-          if (flags.area) add(attribs.href, 'navigate', 'area', 'href', hasNofollow(attribs.rel));
-          break;
-        case 'base':
-          // HTML: the document base URL comes from the first <base> with an href, wherever it is.
-          if (!baseSeen && attribs.href !== undefined) {
-            baseSeen = true;
-            baseRaw = attribs.href;
-          }
-          break;
-        case 'form':
-          // Heritrix rule (HER-1280): only GET forms (no method, or an invalid one, is GET in HTML).
-          formIsGet = isGetMethod(attribs.method);
-          if (flags.action && formIsGet) add(attribs.action, 'navigate', 'form', 'action', hasNofollow(attribs.rel));
-          break;
-        case 'button':
-        case 'input':
-          if (flags.action && formIsGet !== undefined && attribs.formaction !== undefined) {
-            const get = attribs.formmethod === undefined ? formIsGet : isGetMethod(attribs.formmethod);
-            if (get) add(attribs.formaction, 'navigate', name, 'formaction');
-          }
-          if (name === 'input' && flags.img && attribs.type?.trim().toLowerCase() === 'image') add(attribs.src, 'embed', name, 'src');
-          break;
-        case 'frame':
-        case 'iframe':
-          if (flags.frame) add(attribs.src, 'navigate', name, 'src');
-          break;
-        case 'img':
-          if (flags.img) {
-            add(attribs.src, 'embed', name, 'src');
-            addSrcset(attribs.srcset, name, 'srcset');
-            addLazy(attribs, name);
-          }
-          break;
-        case 'source':
-          if (flags.img) {
-            addSrcset(attribs.srcset, name, 'srcset');
-            addLazy(attribs, name);
-          }
-          if (flags.embed) add(attribs.src, 'embed', name, 'src');
-          break;
-        case 'video':
-          if (flags.img) add(attribs.poster, 'embed', name, 'poster');
-          if (flags.embed) add(attribs.src, 'embed', name, 'src');
-          break;
-        case 'audio':
-        case 'track':
-        case 'embed':
-          if (flags.embed) add(attribs.src, 'embed', name, 'src');
-          break;
-        case 'body':
-        case 'table':
-        case 'td':
-        case 'th':
-          if (flags.img) add(attribs.background, 'embed', name, 'background');
-          break;
-        case 'link':
-          onLink(attribs);
-          break;
-        case 'meta':
-          onMeta(attribs);
-          break;
-        case 'object':
-          if (flags.object) {
-            // HTML 4.01 13.3: data is relative to codebase when there is one.
-            add(attribs.codebase, 'embed', name, 'codebase');
-            add(attribs.data, 'embed', name, 'data', false, attribs.codebase || undefined);
-          }
-          break;
-        case 'param':
-          if (flags.object) {
-            const pname = attribs.name?.trim().toLowerCase();
-            if (attribs.valuetype?.trim().toLowerCase() === 'ref' || (pname !== undefined && URL_PARAMS.has(pname))) add(attribs.value, 'embed', name, 'value');
-          }
-          break;
-        case 'script':
-          if (flags.script) add(attribs.src, 'embed', name, 'src');
-          if (flags.scriptJava && isScriptType(attribs.type)) startCapture('script');
-          break;
-        case 'style':
-          if (flags.style) startCapture('style');
-          break;
-        case 'title':
-          if (!titleSeen && svgDepth === 0) {
-            titleSeen = true;
-            startCapture('title');
-          }
-          break;
-        case 'html':
-          if (!htmlSeen) {
-            htmlSeen = true;
-            lang = attribs.lang?.trim() || undefined;
-          }
-          break;
-        case 'svg':
-          svgDepth++;
-          break;
-        case 'card':
-          if (flags.card) {
-            add(attribs.onenterforward, 'navigate', name, 'onenterforward');
-            add(attribs.onenterbackward, 'navigate', name, 'onenterbackward');
-            add(attribs.ontimer, 'navigate', name, 'ontimer');
-          }
-          break;
-        case 'go':
-          if (flags.go) add(attribs.href, 'navigate', name, 'href');
-          break;
-        case 'layer':
-        case 'ilayer':
-          if (flags.layer) add(attribs.src, 'navigate', name, 'src');
-          break;
-      }
-      if (flags.style && attribs.style !== undefined) addCss(attribs.style, name, 'style');
-    },
-    wantsText: () => capture !== undefined,
-    ontext(data) {
-      captured += data;
-    },
-    onclosetag(name) {
-      if (name === capture) {
-        const body = captured;
-        capture = undefined;
-        captured = '';
-        if (name === 'title') title = collapseWhitespace(decodeText(body)) || undefined;
-        else if (name === 'style') addCss(body, 'style', '#text');
-        else scanScript(body, (raw) => add(raw, 'navigate', 'script', '#text'));
-      } else if (name === 'form') formIsGet = undefined;
-      else if (name === 'svg' && svgDepth > 0) svgDepth--;
-    },
-    oncomment(data) {
-      if (!flags.comment) return;
-      const markup = conditionalCommentMarkup(data);
-      if (markup !== undefined) {
-        // IE conditional comments hold markup old IE loaded; parse it with the same callbacks.
-        if (inConditional) return;
-        inConditional = true;
-        readHtml(markup, handler, ELEMENTS_READ);
-        inConditional = false;
-        return;
-      }
-      if (data.indexOf('://') < 0) return;
-      for (const m of data.matchAll(COMMENT_URL)) {
-        const url = trimTrailingPunctuation(m[0]);
-        if (PLAUSIBLE_ABSOLUTE.test(url)) add(url, 'navigate', '#comment', '#text');
-      }
-    },
-  };
-  function startCapture(what: 'title' | 'script' | 'style'): void {
-    capture = what;
-    captured = '';
+    if (rule && (!rule.img || this.flags.img)) this.add(content, rule.kind, 'meta', 'content');
   }
 
-  readHtml(text, handler, ELEMENTS_READ);
-
-  // ---- resolution (see the sketch at the top)
-  let base = docUrl.href;
-  if (baseRaw !== undefined) {
-    const b = URL.parse(baseRaw, base);
-    // A data: or javascript: base is not usable (HTML "frozen base URL" falls back to the document URL).
-    if (b && b.protocol !== 'data:' && b.protocol !== 'javascript:') base = stripFragment(b.href);
+  private addCss(css: string, tag: string, attr: string): void {
+    if (css.indexOf('(') < 0 && css.indexOf('@') < 0) return;
+    for (const m of css.matchAll(CSS_URL)) this.add(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5], 'embed', tag, attr);
   }
-  const cache = new Map<string, string | null>();
-  const plain = allowed.has(base.slice(0, base.indexOf(':') + 1)) ? plainLinkResolver(base, allowed) : undefined;
-  const resolve = (raw: string, against: string): string | undefined => {
+}
+
+/** The document's base URL: the first `<base href>` resolved against the document URL, else the document URL. */
+function documentBase(baseRaw: string | undefined, docHref: string): string {
+  if (baseRaw === undefined) return docHref;
+  const b = URL.parse(baseRaw, docHref);
+  // A data: or javascript: base is not usable (HTML "frozen base URL" falls back to the document URL).
+  return b && b.protocol !== 'data:' && b.protocol !== 'javascript:' ? stripFragment(b.href) : docHref;
+}
+
+/**
+ * Turns a page's raw link text into absolute URLs of an allowed scheme,
+ * without fragment, against the document base: undefined for a
+ * same-document reference, a disallowed scheme, or what does not parse.
+ * `cached` remembers each raw text's answer for the page (a page repeats
+ * its links); the plain resolver (resolve-link.ts) answers the plain
+ * links against the base without the URL parser.
+ */
+class LinkResolver {
+  readonly base: string;
+  private readonly allowed: ReadonlySet<string>;
+  private readonly plain: ((link: string) => string | undefined) | undefined;
+  /** Raw text → its URL; null for none. */
+  private readonly cache = new Map<string, string | null>();
+
+  constructor(base: string, allowed: ReadonlySet<string>) {
+    this.base = base;
+    this.allowed = allowed;
+    this.plain = allowed.has(base.slice(0, base.indexOf(':') + 1)) ? plainLinkResolver(base, allowed) : undefined;
+  }
+
+  /** `raw` resolved against the base, remembered for the page. */
+  cached(raw: string): string | undefined {
+    let r = this.cache.get(raw);
+    if (r === undefined) {
+      r = this.resolve(raw, this.base) ?? null;
+      this.cache.set(raw, r);
+    }
+    return r ?? undefined;
+  }
+
+  /** `raw` resolved against `against` (the base, or a URL resolved against it). */
+  resolve(raw: string, against: string): string | undefined {
     const s = trimAscii(raw);
     if (s === '' || s.charCodeAt(0) === 0x23 /* # */) return undefined; // same-document reference
-    if (against === base && plain) {
-      const r = plain(s);
+    if (against === this.base && this.plain) {
+      const r = this.plain(s);
       if (r !== undefined) return r;
     }
     const scheme = schemeOf(s);
-    if (scheme !== undefined && !allowed.has(scheme)) return undefined; // skip parsing data:, javascript:, ...
+    if (scheme !== undefined && !this.allowed.has(scheme)) return undefined; // skip parsing data:, javascript:, ...
     // scheme://… never uses the base: parsing it only for such a link is wasted.
     const u = scheme !== undefined && s.startsWith('//', scheme.length) ? URL.parse(s) : URL.parse(s, against);
-    if (!u || !allowed.has(u.protocol)) return undefined;
+    if (!u || !this.allowed.has(u.protocol)) return undefined;
     return stripFragment(u.href);
-  };
-  const resolveCached = (raw: string): string | undefined => {
-    let r = cache.get(raw);
-    if (r === undefined) {
-      r = resolve(raw, base) ?? null;
-      cache.set(raw, r);
-    }
-    return r ?? undefined;
-  };
+  }
+}
 
-  const links: MutableLink[] = [];
+/**
+ * Resolves the candidates into `links`: the first occurrence of each
+ * url+kind in document order, nofollow only if every occurrence is, at
+ * most `maxLinks`. Returns how many distinct url+kind links the cap dropped.
+ */
+function collectLinks(candidates: readonly Candidate[], resolver: LinkResolver, maxLinks: number, links: MutableLink[]): number {
   // Keyed by URL within each kind: a key joining the two is a new string to build and hash for every
-  // candidate, where a resolved URL is a string whose hash is kept (about 3 µs of 66 on a bench page).
+  // candidate, where a resolved URL is a string whose hash is kept (bench/README.md, *What changed*, 98dac27).
   const byKind = new Map<LinkKind, Map<string, MutableLink>>();
   const dropped = new Set<string>();
   for (const c of candidates) {
-    let url: string | undefined;
-    if (c.ctx === undefined) url = resolveCached(c.raw);
-    else {
-      url = resolve(c.raw, URL.parse(trimAscii(c.ctx), base)?.href ?? base);
-    }
+    const url = c.ctx === undefined ? resolver.cached(c.raw) : resolver.resolve(c.raw, URL.parse(trimAscii(c.ctx), resolver.base)?.href ?? resolver.base);
     if (url === undefined) continue;
     let byUrl = byKind.get(c.kind);
     if (byUrl === undefined) byKind.set(c.kind, (byUrl = new Map()));
@@ -564,21 +655,7 @@ export function extractHtml(html: string | Uint8Array, documentUrl: string, opts
     links.push(link);
     byUrl.set(url, link);
   }
-
-  let canonical: string | undefined;
-  for (const raw of canonicalRaws) {
-    canonical = resolveCached(raw);
-    if (canonical !== undefined) break;
-  }
-  const feeds = [...new Set(feedRaws.map(resolveCached).filter((u) => u !== undefined))];
-  let metaRefresh: HtmlExtraction['metaRefresh'];
-  if (refresh !== undefined) {
-    const url = refresh.url === undefined ? docUrl.href : resolveCached(refresh.url);
-    if (url !== undefined) metaRefresh = { delayS: refresh.delayS, url };
-  }
-  if (capture === 'title') title = collapseWhitespace(decodeText(captured)) || undefined; // unclosed <title> at EOF
-
-  return { links, truncatedLinks: dropped.size, baseUrl: base, robots, canonical, metaRefresh, title, lang, feeds };
+  return dropped.size;
 }
 
 // ---------------------------------------------------------------- robots
@@ -714,7 +791,7 @@ export function parseMetaRefresh(content: string): { delayS: number; url: string
  * descriptors run to the next comma outside parentheses. Descriptors are not
  * validated: a crawler keeps a URL a browser would ignore for a bad descriptor.
  */
-function srcsetUrls(value: string, emit: (url: string) => void): void {
+function srcsetUrls(value: string, into: HtmlPass, tag: string, attr: string): void {
   const n = value.length;
   let i = 0;
   while (true) {
@@ -725,10 +802,10 @@ function srcsetUrls(value: string, emit: (url: string) => void): void {
     let end = i;
     if (value.charCodeAt(end - 1) === 0x2c) {
       while (end > start && value.charCodeAt(end - 1) === 0x2c) end--;
-      emit(value.slice(start, end));
+      into.add(value.slice(start, end), 'embed', tag, attr);
       continue;
     }
-    emit(value.slice(start, end));
+    into.add(value.slice(start, end), 'embed', tag, attr);
     let inParens = false;
     while (i < n) {
       const c = value.charCodeAt(i++);
@@ -747,12 +824,12 @@ function srcsetUrls(value: string, emit: (url: string) => void): void {
  * is guessed from bare host names or concatenations (Heritrix's speculative
  * extraction is not done).
  */
-function scanScript(js: string, emit: (url: string) => void): void {
+function scanScript(js: string, into: HtmlPass): void {
   if (js.indexOf('http') < 0 && js.indexOf('/') < 0) return;
   for (const m of js.matchAll(JS_CANDIDATE)) {
     let s = m[2] ?? '';
     if (s.indexOf('\\') >= 0) s = s.replaceAll('\\/', '/');
-    if (PLAUSIBLE_ABSOLUTE.test(s) || PLAUSIBLE_PATH.test(s)) emit(s);
+    if (PLAUSIBLE_ABSOLUTE.test(s) || PLAUSIBLE_PATH.test(s)) into.add(s, 'navigate', 'script', '#text');
   }
 }
 

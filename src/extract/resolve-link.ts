@@ -1,9 +1,9 @@
 /**
  * Resolves the plainest relative links of a page without the URL parser.
  *
- * `URL.parse(link, base)` parses the base again for every link: on the
- * bench site that was 3.2 million parses, a sixth of the extract worker's
- * time. Most links are a path (`/s03/page-301.html`) or a relative file
+ * `URL.parse(link, base)` parses the base again for every link, a large
+ * share of the extract worker's time (bench/README.md, *What changed*,
+ * 58f585f, and *Link extraction, measured*). Most links are a path (`/s03/page-301.html`) or a relative file
  * (`page-7.html`, `../s03/page-301.html`) made only of characters the
  * WHATWG URL parser copies unchanged into a path. For those the result is
  * the base's scheme, credentials, host and port, then the path with its
@@ -14,8 +14,9 @@
  * Absolute `http://` and `https://` links already in the form `URL.href`
  * writes (a lower-case host name or a dotted-quad IPv4 address, a port
  * other than the scheme's default, a plain path) are answered the same
- * way: a bench page has 7 of them among its 33 links, and `URL.parse`
- * cost about 1 µs each on the extract worker.
+ * way: they are common (bench/README.md, *What changed*, b052530, counts
+ * them on a bench page), and `URL.parse` is the costliest step of their
+ * resolution.
  *
  * test/extract/resolve-link.test.ts checks every answer against
  * `URL.parse` over generated links.
@@ -137,9 +138,9 @@ function dottedQuad(link: string, from: number, to: number): boolean {
 /**
  * `/a/b/../c/./d` → `/a/c/d`, as the URL parser's path state does it (a
  * trailing `.` or `..` leaves a trailing `/`). Walks the segments with
- * indexOf and builds the result by slicing: 610 → 210 ns for a bench
- * link such as `/docs/s03/../s07/page-301.html` against splitting the
- * path into an array and joining it again.
+ * indexOf and builds the result by slicing, much cheaper than splitting
+ * the path into an array and joining it again (bench/README.md, *What
+ * changed*, ef98f99).
  */
 function removeDotSegments(path: string): string {
   let out = '';

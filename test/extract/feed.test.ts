@@ -255,6 +255,18 @@ describe('parseFeed: what feeds the fields', () => {
   });
 });
 
+describe('parseFeed: one reader per feed (FeedReader)', () => {
+  it('each parse takes the vocabulary of its own root: the root\'s namespace is Atom\'s under <feed>, RSS\'s under <rss>', () => {
+    const atom = parse('<feed xmlns="http://example.org/ns"><title type="html">&lt;b&gt;A&lt;/b&gt;</title><entry><link href="/e"/><title>E</title></entry></feed>', { url: 'http://x.test/f' });
+    assert.deepEqual(atom, { kind: 'atom', title: '<b>A</b>', entries: [{ link: 'http://x.test/e', title: 'E', links: [{ href: 'http://x.test/e', rel: 'alternate' }] }] });
+    const rss = parse('<rss xmlns="http://example.org/ns"><channel><title>R</title><item><link>/i</link><title>I</title><link href="/no"/></item></channel></rss>', { url: 'http://x.test/f' });
+    assert.deepEqual(rss, { kind: 'rss', title: 'R', entries: [{ link: 'http://x.test/i', title: 'I', links: [{ href: 'http://x.test/i', rel: 'alternate' }] }] });
+  });
+  it('the first failure stops the parse and is the result', () => {
+    assert.equal(invalid(`<rss><channel>${'<x>'.repeat(300)}</channel>`), 'elements nest deeper than 256 levels');
+  });
+});
+
 describe('parseFeed: safety and bytes', () => {
   it('refuses DOCTYPE entity declarations', () => {
     const laughs = `<!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><rss><channel><title>&b;</title></channel></rss>`;

@@ -413,6 +413,34 @@ describe('maxLinks', () => {
   });
 });
 
+describe('one pass per page (HtmlPass)', () => {
+  const summary = (r: HtmlExtraction): unknown => ({
+    links: r.links.map((l) => `${l.kind} ${l.tag}.${l.attr} ${l.url}`), base: r.baseUrl, title: r.title, refresh: r.metaRefresh, robots: r.robots,
+  });
+  it('nothing carries over to the next page: base, first title, refresh, robots, an open POST form', () => {
+    const first = extract('<base href="/b/"><title>First</title><meta http-equiv=refresh content="0; url=r"><meta name=robots content=noindex><form method=post><button formaction=p>');
+    assert.deepEqual(summary(first), {
+      links: ['redirect meta.content http://www.example.com/b/r'], base: 'http://www.example.com/b/', title: 'First',
+      refresh: { delayS: 0, url: 'http://www.example.com/b/r' }, robots: { noindex: true, nofollow: false, noarchive: false, nosnippet: false },
+    });
+    assert.deepEqual(summary(extract('<button formaction=p><title>Second</title><a href=x>')), {
+      links: ['navigate a.href http://www.example.com/dir/x'], base: DOC, title: 'Second',
+      refresh: undefined, robots: { noindex: false, nofollow: false, noarchive: false, nosnippet: false },
+    });
+  });
+  it('a conditional comment is read into the same pass: its <base> and <title> count; a form it opens ends with it', () => {
+    assert.deepEqual(summary(extract('<!--[if IE]><base href="/ie/"><title>IE</title><form action=f><![endif]--><input formaction=fa><a href=x>')), {
+      links: ['navigate form.action http://www.example.com/ie/f', 'navigate a.href http://www.example.com/ie/x'], base: 'http://www.example.com/ie/', title: 'IE',
+      refresh: undefined, robots: { noindex: false, nofollow: false, noarchive: false, nosnippet: false },
+    });
+  });
+  it('a conditional comment inside a conditional comment is not read', () => {
+    assert.deepEqual(urls(extract('<!--[if IE]><p><!--[if IE]><a href=nested><![endif]--><a href=inner><![endif]--><a href=after>')),
+      ['http://www.example.com/dir/inner', 'http://www.example.com/dir/after']);
+    assert.deepEqual(urls(extract('<!--[if IE]><a href=nested><![endif]-->')), ['http://www.example.com/dir/nested']);
+  });
+});
+
 describe('garbage input does not throw', () => {
   const junk = [
     '<a href="/x"<img src=<div <<<>>> </a </ <!-- <!-- --> <script>unclosed',
