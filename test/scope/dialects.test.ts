@@ -1,7 +1,8 @@
 // The two extra scope dialects: Elastic crawl rules (trawl_crawl_rules) and
 // LOCKSS au_crawlrules (trawl_lockss). The Elastic tables are copied from
-// ../shared/specs/elastic-web-crawler-reference.txt, the LOCKSS sample and code
-// table from ../shared/specs/lockss-crawl-rules.rst; each row runs through the
+// the Elastic web crawler reference (its crawl rules section), the LOCKSS
+// sample and code table from the LOCKSS crawl rules document (both among the
+// project's specifications); each row runs through the
 // public functions and through a Scope, whose trace must name the deciding rule.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
