@@ -132,163 +132,163 @@ function checkCidr(text: string): string | undefined {
 
 const domainRules = (verb: 'include' | 'exclude') =>
   [
-    attrib({ name: 'exact', key: 'exact', type: 'list-string', check: checkHostName, meaning: `Host names that ${verb} a URI when its host equals one of them.`, spec: 'MS-FSCCFG 2.2.4.1' }),
-    attrib({ name: 'prefix', key: 'prefix', type: 'list-string', meaning: `Host names that ${verb} a URI when its host begins with one of them.`, spec: 'MS-FSCCFG 2.2.4.1' }),
-    attrib({ name: 'suffix', key: 'suffix', type: 'list-string', meaning: `Host names that ${verb} a URI when its host ends with one of them.`, spec: 'MS-FSCCFG 2.2.4.1' }),
-    attrib({ name: 'regexp', key: 'regexp', type: 'list-string', check: checkDotNetRegex, meaning: `.NET regular expressions [MC-RegEx] over the host name that ${verb} a URI.`, spec: 'MS-FSCCFG 2.2.4.1' }),
-    attrib({ name: 'ipmask', key: 'ipmask', type: 'list-string', check: checkIpv4Mask, meaning: `IPv4 masks (a.b.c.d-e, a.b.c.d/N, a.b.c.d:mask) over the resolved address that ${verb} a URI.`, spec: 'MS-FSCCFG 2.2.4.1' }),
-    attrib({ name: 'ip6mask', key: 'ip6mask', type: 'list-string', check: checkIpv6Mask, meaning: `IPv6 masks (ranges per group, or address/N) over the resolved address that ${verb} a URI.`, spec: 'MS-FSCCFG 2.2.4.1' }),
-    attrib({ name: 'file', key: 'file', type: 'list-string', meaning: 'Files of "ruletype:rule" lines (exact, prefix, suffix, regexp, ipmask, ip6mask).', spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'exact', key: 'exact', honoured: 'full', type: 'list-string', check: checkHostName, meaning: `Host names that ${verb} a URI when its host equals one of them.`, spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'prefix', key: 'prefix', honoured: 'full', type: 'list-string', meaning: `Host names that ${verb} a URI when its host begins with one of them.`, spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'suffix', key: 'suffix', honoured: 'full', type: 'list-string', meaning: `Host names that ${verb} a URI when its host ends with one of them.`, spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'regexp', key: 'regexp', honoured: 'full', type: 'list-string', check: checkDotNetRegex, meaning: `.NET regular expressions [MC-RegEx] over the host name that ${verb} a URI.`, spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'ipmask', key: 'ipmask', honoured: 'full', type: 'list-string', check: checkIpv4Mask, meaning: `IPv4 masks (a.b.c.d-e, a.b.c.d/N, a.b.c.d:mask) over the resolved address that ${verb} a URI.`, spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'ip6mask', key: 'ip6mask', honoured: 'full', type: 'list-string', check: checkIpv6Mask, meaning: `IPv6 masks (ranges per group, or address/N) over the resolved address that ${verb} a URI.`, spec: 'MS-FSCCFG 2.2.4.1' }),
+    attrib({ name: 'file', key: 'file', honoured: 'full', type: 'list-string', meaning: 'Files of "ruletype:rule" lines (exact, prefix, suffix, regexp, ipmask, ip6mask).', spec: 'MS-FSCCFG 2.2.4.1' }),
   ] as const;
 
 const uriRules = (verb: 'include' | 'exclude') =>
   [
-    attrib({ name: 'exact', key: 'exact', type: 'list-string', meaning: `URIs that ${verb} a URI equal to one of them.`, spec: 'MS-FSCCFG 2.2.4.3' }),
-    attrib({ name: 'prefix', key: 'prefix', type: 'list-string', meaning: `Strings that ${verb} a URI beginning with one of them.`, spec: 'MS-FSCCFG 2.2.4.3' }),
-    attrib({ name: 'suffix', key: 'suffix', type: 'list-string', meaning: `Strings that ${verb} a URI ending with one of them.`, spec: 'MS-FSCCFG 2.2.4.3' }),
-    attrib({ name: 'regexp', key: 'regexp', type: 'list-string', check: checkDotNetRegex, meaning: `.NET regular expressions [MC-RegEx] over the whole URI that ${verb} it.`, spec: 'MS-FSCCFG 2.2.4.3' }),
-    attrib({ name: 'file', key: 'file', type: 'list-string', meaning: 'Files of "ruletype:rule" lines (exact, prefix, suffix, regexp).', spec: 'MS-FSCCFG 2.2.4.3' }),
+    attrib({ name: 'exact', key: 'exact', honoured: 'full', type: 'list-string', meaning: `URIs that ${verb} a URI equal to one of them.`, spec: 'MS-FSCCFG 2.2.4.3' }),
+    attrib({ name: 'prefix', key: 'prefix', honoured: 'full', type: 'list-string', meaning: `Strings that ${verb} a URI beginning with one of them.`, spec: 'MS-FSCCFG 2.2.4.3' }),
+    attrib({ name: 'suffix', key: 'suffix', honoured: 'full', type: 'list-string', meaning: `Strings that ${verb} a URI ending with one of them.`, spec: 'MS-FSCCFG 2.2.4.3' }),
+    attrib({ name: 'regexp', key: 'regexp', honoured: 'full', type: 'list-string', check: checkDotNetRegex, meaning: `.NET regular expressions [MC-RegEx] over the whole URI that ${verb} it.`, spec: 'MS-FSCCFG 2.2.4.3' }),
+    attrib({ name: 'file', key: 'file', honoured: 'full', type: 'list-string', meaning: 'Files of "ruletype:rule" lines (exact, prefix, suffix, regexp).', spec: 'MS-FSCCFG 2.2.4.3' }),
   ] as const;
 
-const INCLUDE_DOMAINS = section({ name: 'include_domains', key: 'includeDomains', sub: true, meaning: 'Domain rules a URI must match to be crawled; an empty section matches every domain.', spec: 'MS-FSCCFG 2.2.4.1', attribs: domainRules('include'), sections: [] });
-const EXCLUDE_DOMAINS = section({ name: 'exclude_domains', key: 'excludeDomains', sub: true, meaning: 'Domain rules that keep a URI out of the crawl; an empty section matches no domain.', spec: 'MS-FSCCFG 2.2.4.2', attribs: domainRules('exclude'), sections: [] });
-const INCLUDE_URIS = section({ name: 'include_uris', key: 'includeUris', sub: true, meaning: 'URI rules a URI must match to be crawled; an empty section matches every URI.', spec: 'MS-FSCCFG 2.2.4.3', attribs: uriRules('include'), sections: [] });
-const EXCLUDE_URIS = section({ name: 'exclude_uris', key: 'excludeUris', sub: true, meaning: 'URI rules that keep a URI out of the crawl; an empty section matches no URI.', spec: 'MS-FSCCFG 2.2.4.4', attribs: uriRules('exclude'), sections: [] });
+const INCLUDE_DOMAINS = section({ name: 'include_domains', key: 'includeDomains', honoured: 'full', sub: true, meaning: 'Domain rules a URI must match to be crawled; an empty section matches every domain.', spec: 'MS-FSCCFG 2.2.4.1', attribs: domainRules('include'), sections: [] });
+const EXCLUDE_DOMAINS = section({ name: 'exclude_domains', key: 'excludeDomains', honoured: 'full', sub: true, meaning: 'Domain rules that keep a URI out of the crawl; an empty section matches no domain.', spec: 'MS-FSCCFG 2.2.4.2', attribs: domainRules('exclude'), sections: [] });
+const INCLUDE_URIS = section({ name: 'include_uris', key: 'includeUris', honoured: 'full', sub: true, meaning: 'URI rules a URI must match to be crawled; an empty section matches every URI.', spec: 'MS-FSCCFG 2.2.4.3', attribs: uriRules('include'), sections: [] });
+const EXCLUDE_URIS = section({ name: 'exclude_uris', key: 'excludeUris', honoured: 'full', sub: true, meaning: 'URI rules that keep a URI out of the crawl; an empty section matches no URI.', spec: 'MS-FSCCFG 2.2.4.4', attribs: uriRules('exclude'), sections: [] });
 
 // ------------------------------------------------------------------ 2.2.4.5
 
 const LOG = section({
-  name: 'log', key: 'log', meaning: 'Which crawler logs are written.', spec: 'MS-FSCCFG 2.2.4.5', sections: [],
+  name: 'log', key: 'log', honoured: { partly: 'only the fetch and screened logs are written' }, meaning: 'Which crawler logs are written.', spec: 'MS-FSCCFG 2.2.4.5', sections: [],
   attribs: [
-    attrib({ name: 'fetch', key: 'fetch', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of downloaded documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'postprocess', key: 'postprocess', type: 'string', default: 'text', allowed: ['text', 'xml', 'none'], meaning: 'Log of post processing of documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'header', key: 'header', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of HTTP headers.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'screened', key: 'screened', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of every screened (rejected) URI.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'scheduler', key: 'scheduler', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of adaptive scheduling.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'dsfeed', key: 'dsfeed', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of feeding to the indexing engine.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'site', key: 'site', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log per site.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'fetch', key: 'fetch', honoured: 'full', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of downloaded documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'postprocess', key: 'postprocess', honoured: 'not', type: 'string', default: 'text', allowed: ['text', 'xml', 'none'], meaning: 'Log of post processing of documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'header', key: 'header', honoured: 'not', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of HTTP headers.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'screened', key: 'screened', honoured: 'full', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of every screened (rejected) URI.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'scheduler', key: 'scheduler', honoured: 'not', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of adaptive scheduling.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'dsfeed', key: 'dsfeed', honoured: 'not', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of feeding to the indexing engine.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'site', key: 'site', honoured: 'not', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log per site.', spec: 'MS-FSCCFG 2.2.4.5' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.6
 
 const STORAGE = section({
-  name: 'storage', key: 'storage', meaning: 'How documents and metadata are stored.', spec: 'MS-FSCCFG 2.2.4.6', sections: [],
+  name: 'storage', key: 'storage', honoured: { partly: 'remove_docs and uri_dir are ignored' }, meaning: 'How documents and metadata are stored.', spec: 'MS-FSCCFG 2.2.4.6', sections: [],
   attribs: [
-    attrib({ name: 'datastore', key: 'datastore', type: 'string', default: 'bstore', allowed: ['flatfile', 'bstore'], meaning: 'Document store format: flatfile (one file per document) or bstore (blocks in shared files).', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'store_http_header', key: 'storeHttpHeader', type: 'boolean', default: true, meaning: 'Store the received HTTP header with the document.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'store_dupes', key: 'storeDupes', type: 'boolean', default: false, meaning: 'Store duplicate documents too.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'compress', key: 'compress', type: 'boolean', default: true, meaning: 'Compress documents before storing them.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'compress_exclude_mime', key: 'compressExcludeMime', type: 'list-string', default: [], defaultDoc: 'none', check: checkMimePattern, meaning: 'MIME types that are stored uncompressed.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'remove_docs', key: 'removeDocs', type: 'boolean', default: false, meaning: 'Delete stored documents once they are submitted to the index.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'clusters', key: 'clusters', type: 'integer', default: 8, min: 1, meaning: 'Number of storage clusters documents are spread over.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'defrag_threshold', key: 'defragThresholdPct', type: 'integer', default: 85, min: 0, max: 100, unit: '%', meaning: 'Fill ratio below which a store file is defragmented.', spec: 'MS-FSCCFG 2.2.4.6' }),
-    attrib({ name: 'uri_dir', key: 'uriDir', type: 'string', defaultDoc: 'none', meaning: 'Directory where a file of extracted URIs is written per document.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'datastore', key: 'datastore', honoured: 'full', type: 'string', default: 'bstore', allowed: ['flatfile', 'bstore'], meaning: 'Document store format: flatfile (one file per document) or bstore (blocks in shared files).', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'store_http_header', key: 'storeHttpHeader', honoured: 'full', type: 'boolean', default: true, meaning: 'Store the received HTTP header with the document.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'store_dupes', key: 'storeDupes', honoured: 'full', type: 'boolean', default: false, meaning: 'Store duplicate documents too.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'compress', key: 'compress', honoured: 'full', type: 'boolean', default: true, meaning: 'Compress documents before storing them.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'compress_exclude_mime', key: 'compressExcludeMime', honoured: 'full', type: 'list-string', default: [], defaultDoc: 'none', check: checkMimePattern, meaning: 'MIME types that are stored uncompressed.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'remove_docs', key: 'removeDocs', honoured: 'not', type: 'boolean', default: false, meaning: 'Delete stored documents once they are submitted to the index.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'clusters', key: 'clusters', honoured: 'full', type: 'integer', default: 8, min: 1, meaning: 'Number of storage clusters documents are spread over.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'defrag_threshold', key: 'defragThresholdPct', honoured: 'full', type: 'integer', default: 85, min: 0, max: 100, unit: '%', meaning: 'Fill ratio below which a store file is defragmented.', spec: 'MS-FSCCFG 2.2.4.6' }),
+    attrib({ name: 'uri_dir', key: 'uriDir', honoured: 'not', type: 'string', defaultDoc: 'none', meaning: 'Directory where a file of extracted URIs is written per document.', spec: 'MS-FSCCFG 2.2.4.6' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.7–8
 
 const PP = section({
-  name: 'pp', key: 'pp', meaning: 'Post processing: feeding and duplicate detection.', spec: 'MS-FSCCFG 2.2.4.7', sections: [],
+  name: 'pp', key: 'pp', honoured: { partly: 'only ds_send_links and ds_paused are applied' }, meaning: 'Post processing: feeding and duplicate detection.', spec: 'MS-FSCCFG 2.2.4.7', sections: [],
   attribs: [
-    attrib({ name: 'use_dupservers', key: 'useDupservers', type: 'boolean', default: false, meaning: 'Use duplicate servers (multinode only).', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'max_dupes', key: 'maxDupes', type: 'integer', default: 10, min: 0, meaning: 'Maximum number of duplicates recorded per document.', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'stripe', key: 'stripe', type: 'integer', default: 1, min: 1, meaning: 'Number of files the post processing database is spread over.', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'ds_meta_info', key: 'dsMetaInfo', type: 'list-string', default: ['duplicates', 'redirects', 'mirrors', 'metadata'], allowed: ['duplicates', 'redirects', 'mirrors', 'metadata'], meaning: 'Metadata reported to the index: duplicates, redirects, mirrors, metadata.', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'ds_max_ecl', key: 'dsMaxEcl', type: 'integer', default: 10, min: 0, meaning: 'Maximum number of duplicates or redirects reported per document.', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'ecl_override', key: 'eclOverride', type: 'string', check: checkDotNetRegex, meaning: 'Regular expression of duplicate/redirect URIs always reported, past max_dupes.', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'ds_send_links', key: 'dsSendLinks', type: 'boolean', default: false, meaning: 'Send every extracted link to the index with the document.', spec: 'MS-FSCCFG 2.2.4.7' }),
-    attrib({ name: 'ds_paused', key: 'dsPaused', type: 'boolean', default: false, meaning: 'Pause submission of documents to the index.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'use_dupservers', key: 'useDupservers', honoured: 'not', type: 'boolean', default: false, meaning: 'Use duplicate servers (multinode only).', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'max_dupes', key: 'maxDupes', honoured: 'not', type: 'integer', default: 10, min: 0, meaning: 'Maximum number of duplicates recorded per document.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'stripe', key: 'stripe', honoured: 'not', type: 'integer', default: 1, min: 1, meaning: 'Number of files the post processing database is spread over.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'ds_meta_info', key: 'dsMetaInfo', honoured: 'not', type: 'list-string', default: ['duplicates', 'redirects', 'mirrors', 'metadata'], allowed: ['duplicates', 'redirects', 'mirrors', 'metadata'], meaning: 'Metadata reported to the index: duplicates, redirects, mirrors, metadata.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'ds_max_ecl', key: 'dsMaxEcl', honoured: 'not', type: 'integer', default: 10, min: 0, meaning: 'Maximum number of duplicates or redirects reported per document.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'ecl_override', key: 'eclOverride', honoured: 'not', type: 'string', check: checkDotNetRegex, meaning: 'Regular expression of duplicate/redirect URIs always reported, past max_dupes.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'ds_send_links', key: 'dsSendLinks', honoured: 'full', type: 'boolean', default: false, meaning: 'Send every extracted link to the index with the document.', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'ds_paused', key: 'dsPaused', honoured: 'full', type: 'boolean', default: false, meaning: 'Pause submission of documents to the index.', spec: 'MS-FSCCFG 2.2.4.7' }),
   ],
 });
 
 const PPDUP = section({
-  name: 'ppdup', key: 'ppdup', meaning: 'Duplicate server settings.', spec: 'MS-FSCCFG 2.2.4.8', sections: [],
+  name: 'ppdup', key: 'ppdup', honoured: 'not', meaning: 'Duplicate server settings.', spec: 'MS-FSCCFG 2.2.4.8', sections: [],
   attribs: [
-    attrib({ name: 'format', key: 'format', type: 'string', allowed: ['gigabase', 'hashlog', 'diskhashlog'], meaning: 'Duplicate database format: gigabase, hashlog or diskhashlog.', spec: 'MS-FSCCFG 2.2.4.8' }),
-    attrib({ name: 'cachesize', key: 'cachesizeMb', type: 'integer', min: 0, unit: 'MB', meaning: 'Duplicate database cache size (initial hash table size for the hashlog formats).', spec: 'MS-FSCCFG 2.2.4.8' }),
-    attrib({ name: 'stripes', key: 'stripes', type: 'integer', min: 1, meaning: 'Number of files the duplicate database is spread over.', spec: 'MS-FSCCFG 2.2.4.8' }),
-    attrib({ name: 'compact', key: 'compact', type: 'boolean', default: true, meaning: 'Compact the duplicate database.', spec: 'MS-FSCCFG 2.2.4.8' }),
+    attrib({ name: 'format', key: 'format', honoured: 'not', type: 'string', allowed: ['gigabase', 'hashlog', 'diskhashlog'], meaning: 'Duplicate database format: gigabase, hashlog or diskhashlog.', spec: 'MS-FSCCFG 2.2.4.8' }),
+    attrib({ name: 'cachesize', key: 'cachesizeMb', honoured: 'not', type: 'integer', min: 0, unit: 'MB', meaning: 'Duplicate database cache size (initial hash table size for the hashlog formats).', spec: 'MS-FSCCFG 2.2.4.8' }),
+    attrib({ name: 'stripes', key: 'stripes', honoured: 'not', type: 'integer', min: 1, meaning: 'Number of files the duplicate database is spread over.', spec: 'MS-FSCCFG 2.2.4.8' }),
+    attrib({ name: 'compact', key: 'compact', honoured: 'not', type: 'boolean', default: true, meaning: 'Compact the duplicate database.', spec: 'MS-FSCCFG 2.2.4.8' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.9
 
 const DESTINATION = section({
-  name: '<destination>', key: 'destination', nameCheck: checkSectionName, meaning: 'One content destination; its name is chosen by the user.', spec: 'MS-FSCCFG 2.2.4.9', sections: [],
+  name: '<destination>', key: 'destination', honoured: { partly: 'primary is ignored' }, nameCheck: checkSectionName, meaning: 'One content destination; its name is chosen by the user.', spec: 'MS-FSCCFG 2.2.4.9', sections: [],
   attribs: [
-    attrib({ name: 'collection', key: 'collection', type: 'string', meaning: 'Content collection documents are submitted to. Required.', spec: 'MS-FSCCFG 2.2.4.9' }),
-    attrib({ name: 'destination', key: 'destination', type: 'string', default: 'default', allowed: ['default'], meaning: 'Reserved; must be "default".', spec: 'MS-FSCCFG 2.2.4.9' }),
-    attrib({ name: 'paused', key: 'paused', type: 'boolean', default: false, meaning: 'Suspend submission to this destination.', spec: 'MS-FSCCFG 2.2.4.9' }),
-    attrib({ name: 'primary', key: 'primary', type: 'boolean', meaning: 'Primary destinations act on index callbacks; secondary ones do not.', spec: 'MS-FSCCFG 2.2.4.9' }),
+    attrib({ name: 'collection', key: 'collection', honoured: 'full', type: 'string', meaning: 'Content collection documents are submitted to. Required.', spec: 'MS-FSCCFG 2.2.4.9' }),
+    attrib({ name: 'destination', key: 'destination', honoured: 'full', type: 'string', default: 'default', allowed: ['default'], meaning: 'Reserved; must be "default".', spec: 'MS-FSCCFG 2.2.4.9' }),
+    attrib({ name: 'paused', key: 'paused', honoured: 'full', type: 'boolean', default: false, meaning: 'Suspend submission to this destination.', spec: 'MS-FSCCFG 2.2.4.9' }),
+    attrib({ name: 'primary', key: 'primary', honoured: 'not', type: 'boolean', meaning: 'Primary destinations act on index callbacks; secondary ones do not.', spec: 'MS-FSCCFG 2.2.4.9' }),
   ],
 });
 
-const FEEDING = section({ name: 'feeding', key: 'feeding', meaning: 'Content destinations documents are fed to, one section each.', spec: 'MS-FSCCFG 2.2.4.9', attribs: [], sections: [], dynamicSection: DESTINATION });
+const FEEDING = section({ name: 'feeding', key: 'feeding', honoured: 'full', meaning: 'Content destinations documents are fed to, one section each.', spec: 'MS-FSCCFG 2.2.4.9', attribs: [], sections: [], dynamicSection: DESTINATION });
 
 // ------------------------------------------------------------------ 2.2.4.10
 
 const CACHESIZE = section({
-  name: 'cachesize', key: 'cachesize', meaning: 'Cache sizes of the crawler process.', spec: 'MS-FSCCFG 2.2.4.10', sections: [],
+  name: 'cachesize', key: 'cachesize', honoured: { partly: 'only screened is applied' }, meaning: 'Cache sizes of the crawler process.', spec: 'MS-FSCCFG 2.2.4.10', sections: [],
   attribs: [
-    attrib({ name: 'duplicates', key: 'duplicates', type: 'integer', min: 0, meaning: 'Entries in the duplicate checksum cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'screened', key: 'screened', type: 'integer', min: 0, meaning: 'Entries in the screened URI cache: the URLs queued in this cycle, which a link is looked up in before the crawl store. Unset, the cache starts at 131,072 entries and doubles whenever it is full, up to 524,288 (about 20 MB); set, it keeps that many (0 turns it off; at most 16,777,216, 41–73 bytes each). A cycle that meets more URLs than the cache holds forgets the oldest and asks the store for them again.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'smcomm', key: 'smcomm', type: 'integer', min: 0, meaning: 'Entries in the node scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'mucomm', key: 'mucomm', type: 'integer', min: 0, meaning: 'Entries in the multinode scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'wqcache', key: 'wqcache', type: 'integer', min: 0, meaning: 'Entries of a site crawl queue kept in memory.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'crosslinks', key: 'crosslinks', type: 'integer', min: 0, meaning: 'Entries in the crosslink cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'routetab', key: 'routetabBytes', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Crawl routing database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'pp', key: 'ppBytes', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Post process database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'pp_pending', key: 'ppPendingBytes', type: 'integer', default: 131072, min: 0, unit: 'bytes', meaning: 'Post process pending cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'aliases', key: 'aliasesBytes', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Site aliases database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'duplicates', key: 'duplicates', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the duplicate checksum cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'screened', key: 'screened', honoured: 'full', type: 'integer', min: 0, meaning: 'Entries in the screened URI cache: the URLs queued in this cycle, which a link is looked up in before the crawl store. Unset, the cache starts at 131,072 entries and doubles whenever it is full, up to 524,288 (about 20 MB); set, it keeps that many (0 turns it off; at most 16,777,216, 41–73 bytes each). A cycle that meets more URLs than the cache holds forgets the oldest and asks the store for them again.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'smcomm', key: 'smcomm', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the node scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'mucomm', key: 'mucomm', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the multinode scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'wqcache', key: 'wqcache', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries of a site crawl queue kept in memory.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'crosslinks', key: 'crosslinks', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the crosslink cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'routetab', key: 'routetabBytes', honoured: 'not', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Crawl routing database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'pp', key: 'ppBytes', honoured: 'not', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Post process database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'pp_pending', key: 'ppPendingBytes', honoured: 'not', type: 'integer', default: 131072, min: 0, unit: 'bytes', meaning: 'Post process pending cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'aliases', key: 'aliasesBytes', honoured: 'not', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Site aliases database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.11–14
 
-const errorPolicy = (spec: string) =>
-  attrib({ name: '<code>', key: 'policy', type: 'string', check: checkErrorPolicy, nameCheck: checkErrorKey, meaning: 'KEEP or DELETE[:X] with optional ", RETRY[:X]", for a status code (X = any digit), net, int or ttl.', spec });
+const errorPolicy = (spec: string, honoured: 'full' | 'not') =>
+  attrib({ name: '<code>', key: 'policy', honoured, type: 'string', check: checkErrorPolicy, nameCheck: checkErrorKey, meaning: 'KEEP or DELETE[:X] with optional ", RETRY[:X]", for a status code (X = any digit), net, int or ttl.', spec });
 
 const HTTP_ERRORS = section({
-  name: 'http_errors', key: 'httpErrors', meaning: 'What to do with a document on each HTTP status or error.', spec: 'MS-FSCCFG 2.2.4.11', attribs: [], sections: [],
-  dynamicAttrib: errorPolicy('MS-FSCCFG 2.2.4.11'),
+  name: 'http_errors', key: 'httpErrors', honoured: 'full', meaning: 'What to do with a document on each HTTP status or error.', spec: 'MS-FSCCFG 2.2.4.11', attribs: [], sections: [],
+  dynamicAttrib: errorPolicy('MS-FSCCFG 2.2.4.11', 'full'),
   defaults: { '4xx': 'DELETE:0', '5xx': 'DELETE:10', int: 'KEEP:0', net: 'DELETE:3, RETRY:1', ttl: 'DELETE:3' },
 });
 
 const FTP_ERRORS = section({
-  name: 'ftp_errors', key: 'ftpErrors', meaning: 'What to do with a document on each FTP response or error.', spec: 'MS-FSCCFG 2.2.4.13', attribs: [], sections: [],
-  dynamicAttrib: errorPolicy('MS-FSCCFG 2.2.4.13'),
+  name: 'ftp_errors', key: 'ftpErrors', honoured: 'not', meaning: 'What to do with a document on each FTP response or error.', spec: 'MS-FSCCFG 2.2.4.13', attribs: [], sections: [],
+  dynamicAttrib: errorPolicy('MS-FSCCFG 2.2.4.13', 'not'),
   defaults: { '4xx': 'DELETE:3', '550': 'DELETE:0', '5xx': 'DELETE:3', int: 'KEEP:0', net: 'DELETE:3, RETRY:1' },
 });
 
 // ------------------------------------------------------------------ 2.2.4.15–16
 
 const PRIORITY_LEVEL = section({
-  name: '<level>', key: 'level', nameCheck: checkPriorityLevel, meaning: 'One priority level, named by its number.', spec: 'MS-FSCCFG 2.2.4.16',
-  attribs: [attrib({ name: 'share', key: 'share', type: 'integer', min: 1, meaning: 'Weight of this level when pop_scheme is wrr.', spec: 'MS-FSCCFG 2.2.4.16' })],
+  name: '<level>', key: 'level', honoured: 'full', nameCheck: checkPriorityLevel, meaning: 'One priority level, named by its number.', spec: 'MS-FSCCFG 2.2.4.16',
+  attribs: [attrib({ name: 'share', key: 'share', honoured: 'not', type: 'integer', min: 1, meaning: 'Weight of this level when pop_scheme is wrr.', spec: 'MS-FSCCFG 2.2.4.16' })],
   sections: [INCLUDE_DOMAINS, INCLUDE_URIS],
 });
 
 const WORKQUEUE_PRIORITY = section({
-  name: 'workqueue_priority', key: 'workqueuePriority', meaning: 'Priority levels of the crawl queues and how URIs enter and leave them.', spec: 'MS-FSCCFG 2.2.4.15', sections: [],
+  name: 'workqueue_priority', key: 'workqueuePriority', honoured: { partly: 'levels are assigned, but pop_scheme and share are ignored' }, meaning: 'Priority levels of the crawl queues and how URIs enter and leave them.', spec: 'MS-FSCCFG 2.2.4.15', sections: [],
   dynamicSection: PRIORITY_LEVEL, dynamicAs: 'priorityLevels',
   attribs: [
-    attrib({ name: 'levels', key: 'levels', type: 'integer', default: 1, min: 1, meaning: 'Number of priority levels.', spec: 'MS-FSCCFG 2.2.4.15' }),
-    attrib({ name: 'default', key: 'default', type: 'integer', default: 1, min: 1, meaning: 'Priority level given to URIs by default.', spec: 'MS-FSCCFG 2.2.4.15' }),
-    attrib({ name: 'start_uri_pri', key: 'startUriPri', type: 'integer', default: 1, min: 1, meaning: 'Priority level of start URIs.', spec: 'MS-FSCCFG 2.2.4.15' }),
-    attrib({ name: 'pop_scheme', key: 'popScheme', type: 'string', default: 'default', allowed: ['rr', 'wrr', 'pri', 'default'], meaning: 'How URIs leave the levels: rr, wrr (by share), pri (strict priority), default (= wrr).', spec: 'MS-FSCCFG 2.2.4.15' }),
-    attrib({ name: 'put_scheme', key: 'putScheme', type: 'string', default: 'default', allowed: ['default', 'include'], meaning: 'How URIs enter: default (the default level) or include (the level whose rules match).', spec: 'MS-FSCCFG 2.2.4.15' }),
+    attrib({ name: 'levels', key: 'levels', honoured: 'full', type: 'integer', default: 1, min: 1, meaning: 'Number of priority levels.', spec: 'MS-FSCCFG 2.2.4.15' }),
+    attrib({ name: 'default', key: 'default', honoured: 'full', type: 'integer', default: 1, min: 1, meaning: 'Priority level given to URIs by default.', spec: 'MS-FSCCFG 2.2.4.15' }),
+    attrib({ name: 'start_uri_pri', key: 'startUriPri', honoured: 'full', type: 'integer', default: 1, min: 1, meaning: 'Priority level of start URIs.', spec: 'MS-FSCCFG 2.2.4.15' }),
+    attrib({ name: 'pop_scheme', key: 'popScheme', honoured: 'not', type: 'string', default: 'default', allowed: ['rr', 'wrr', 'pri', 'default'], meaning: 'How URIs leave the levels: rr, wrr (by share), pri (strict priority), default (= wrr).', spec: 'MS-FSCCFG 2.2.4.15' }),
+    attrib({ name: 'put_scheme', key: 'putScheme', honoured: 'full', type: 'string', default: 'default', allowed: ['default', 'include'], meaning: 'How URIs enter: default (the default level) or include (the level whose rules match).', spec: 'MS-FSCCFG 2.2.4.15' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.17
 
 const linkFlag = <const N extends string, const K extends string>(name: N, key: K, def: boolean, what: string) =>
-  attrib({ name, key, type: 'boolean', default: def, meaning: `Extract links from ${what}.`, spec: 'MS-FSCCFG 2.2.4.17' });
+  attrib({ name, key, honoured: 'full', type: 'boolean', default: def, meaning: `Extract links from ${what}.`, spec: 'MS-FSCCFG 2.2.4.17' });
 
 const LINK_EXTRACTION = section({
-  name: 'link_extraction', key: 'linkExtraction', meaning: 'Which kinds of links are extracted and followed.', spec: 'MS-FSCCFG 2.2.4.17', sections: [],
+  name: 'link_extraction', key: 'linkExtraction', honoured: 'full', meaning: 'Which kinds of links are extracted and followed.', spec: 'MS-FSCCFG 2.2.4.17', sections: [],
   attribs: [
     linkFlag('a', 'a', true, '<a> tags'),
     linkFlag('action', 'action', true, 'action attributes (forms)'),
@@ -313,79 +313,79 @@ const LINK_EXTRACTION = section({
 // ------------------------------------------------------------------ 2.2.4.18
 
 const LIMITS = section({
-  name: 'limits', key: 'limits', meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
+  name: 'limits', key: 'limits', honoured: { partly: 'disk_free is applied; max_doc and max_doc_slack are ignored' }, meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
   attribs: [
-    attrib({ name: 'disk_free', key: 'diskFreePct', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk (of the data directory\'s filesystem) below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free: refresh-only mode ends at disk_free + disk_free_slack free.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc', key: 'maxDoc', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off). Not honoured by trawl: a warning says so.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc. Not honoured by trawl.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'disk_free', key: 'diskFreePct', honoured: 'full', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk (of the data directory\'s filesystem) below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', honoured: 'full', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free: refresh-only mode ends at disk_free + disk_free_slack free.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'not', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off). Not honoured by trawl: a warning says so.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'not', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc. Not honoured by trawl.', spec: 'MS-FSCCFG 2.2.4.18' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.19
 
 const FOCUSED = section({
-  name: 'focused', key: 'focused', meaning: 'Focused crawl by document language.', spec: 'MS-FSCCFG 2.2.4.19',
+  name: 'focused', key: 'focused', honoured: 'full', meaning: 'Focused crawl by document language.', spec: 'MS-FSCCFG 2.2.4.19',
   sections: [EXCLUDE_DOMAINS],
   attribs: [
-    attrib({ name: 'languages', key: 'languages', type: 'list-string', check: checkLanguage, meaning: 'ISO 639-1 languages of documents that are stored.', spec: 'MS-FSCCFG 2.2.4.19' }),
-    attrib({ name: 'depth', key: 'depth', type: 'integer', min: 0, meaning: 'Page hops followed through documents in other languages.', spec: 'MS-FSCCFG 2.2.4.19' }),
+    attrib({ name: 'languages', key: 'languages', honoured: 'full', type: 'list-string', check: checkLanguage, meaning: 'ISO 639-1 languages of documents that are stored.', spec: 'MS-FSCCFG 2.2.4.19' }),
+    attrib({ name: 'depth', key: 'depth', honoured: 'full', type: 'integer', min: 0, meaning: 'Page hops followed through documents in other languages.', spec: 'MS-FSCCFG 2.2.4.19' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.20–22
 
 const PASSWD = section({
-  name: 'passwd', key: 'passwd', meaning: 'Credentials for HTTP authentication, by URI prefix or realm.', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
+  name: 'passwd', key: 'passwd', honoured: 'not', meaning: 'Credentials for HTTP authentication, by URI prefix or realm.', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', honoured: 'not', type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
 });
 
 const FTP_ACCT = section({
-  name: 'ftp_acct', key: 'ftpAcct', meaning: 'FTP accounts, by site name.', spec: 'MS-FSCCFG 2.2.4.21', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<site>', key: 'account', type: 'string', secret: 'credentials', check: checkFtpAccount, nameCheck: checkHostName, meaning: 'username:password for FTP on that site.', spec: 'MS-FSCCFG 2.2.4.21' }),
+  name: 'ftp_acct', key: 'ftpAcct', honoured: 'not', meaning: 'FTP accounts, by site name.', spec: 'MS-FSCCFG 2.2.4.21', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<site>', key: 'account', honoured: 'not', type: 'string', secret: 'credentials', check: checkFtpAccount, nameCheck: checkHostName, meaning: 'username:password for FTP on that site.', spec: 'MS-FSCCFG 2.2.4.21' }),
 });
 
 const EXCLUDE_HEADERS = section({
-  name: 'exclude_headers', key: 'excludeHeaders', meaning: 'Documents excluded by HTTP response header values.', spec: 'MS-FSCCFG 2.2.4.22', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<header>', key: 'patterns', type: 'list-string', check: checkDotNetRegex, nameCheck: checkHeaderName, meaning: 'Regular expressions; a document whose header value matches one is excluded.', spec: 'MS-FSCCFG 2.2.4.22' }),
+  name: 'exclude_headers', key: 'excludeHeaders', honoured: 'full', meaning: 'Documents excluded by HTTP response header values.', spec: 'MS-FSCCFG 2.2.4.22', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<header>', key: 'patterns', honoured: 'full', type: 'list-string', check: checkDotNetRegex, nameCheck: checkHeaderName, meaning: 'Regular expressions; a document whose header value matches one is excluded.', spec: 'MS-FSCCFG 2.2.4.22' }),
 });
 
 // ------------------------------------------------------------------ 2.2.4.23
 
 const VARIABLE_DELAY = section({
-  name: 'variable_delay', key: 'variableDelay', sub: true, meaning: 'Time slots of the week with another delay, or suspended crawling.', spec: 'MS-FSCCFG 2.2.4.23', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<DDD:HH.MM-DDD:HH.MM>', key: 'delay', type: 'string', check: checkSlotDelay, nameCheck: checkTimeSlot, meaning: 'Delay in seconds during the slot, or "suspend".', spec: 'MS-FSCCFG 2.2.4.23' }),
+  name: 'variable_delay', key: 'variableDelay', honoured: 'full', sub: true, meaning: 'Time slots of the week with another delay, or suspended crawling.', spec: 'MS-FSCCFG 2.2.4.23', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<DDD:HH.MM-DDD:HH.MM>', key: 'delay', honoured: 'full', type: 'string', check: checkSlotDelay, nameCheck: checkTimeSlot, meaning: 'Delay in seconds during the slot, or "suspend".', spec: 'MS-FSCCFG 2.2.4.23' }),
 });
 
 // ------------------------------------------------------------------ 2.2.4.24–26
 
 const ADAPTIVE = section({
-  name: 'adaptive', key: 'adaptive', meaning: 'Adaptive refresh scheduling (refresh_mode adaptive).', spec: 'MS-FSCCFG 2.2.4.24', sections: [],
+  name: 'adaptive', key: 'adaptive', honoured: 'not', meaning: 'Adaptive refresh scheduling (refresh_mode adaptive).', spec: 'MS-FSCCFG 2.2.4.24', sections: [],
   attribs: [
-    attrib({ name: 'refresh_count', key: 'refreshCount', type: 'integer', default: 4, min: 1, meaning: 'Number of minor refresh cycles per refresh cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
-    attrib({ name: 'refresh_quota', key: 'refreshQuotaPct', type: 'integer', default: 90, min: 0, max: 100, unit: '%', meaning: 'Share of re-crawled URIs against new URIs.', spec: 'MS-FSCCFG 2.2.4.24' }),
-    attrib({ name: 'coverage_min', key: 'coverageMin', type: 'integer', default: 25, min: 0, meaning: 'Minimum URIs crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
-    attrib({ name: 'coverage_max_pct', key: 'coverageMaxPct', type: 'integer', default: 10, min: 0, max: 100, unit: '%', meaning: 'Maximum share of a site re-crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'refresh_count', key: 'refreshCount', honoured: 'not', type: 'integer', default: 4, min: 1, meaning: 'Number of minor refresh cycles per refresh cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'refresh_quota', key: 'refreshQuotaPct', honoured: 'not', type: 'integer', default: 90, min: 0, max: 100, unit: '%', meaning: 'Share of re-crawled URIs against new URIs.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'coverage_min', key: 'coverageMin', honoured: 'not', type: 'integer', default: 25, min: 0, meaning: 'Minimum URIs crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'coverage_max_pct', key: 'coverageMaxPct', honoured: 'not', type: 'integer', default: 10, min: 0, max: 100, unit: '%', meaning: 'Maximum share of a site re-crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
   ],
 });
 
 const WEIGHTS = section({
-  name: 'weights', key: 'weights', meaning: 'Weights of the adaptive scoring rules.', spec: 'MS-FSCCFG 2.2.4.25', sections: [],
+  name: 'weights', key: 'weights', honoured: 'not', meaning: 'Weights of the adaptive scoring rules.', spec: 'MS-FSCCFG 2.2.4.25', sections: [],
   attribs: [
-    attrib({ name: 'inverse_length', key: 'inverseLength', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 slashes".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'inverse_depth', key: 'inverseDepth', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 hops from a start URI".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'is_landing_page', key: 'isLandingPage', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "ends in / or index.html, no query".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'is_mime_markup', key: 'isMimeMarkup', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "MIME type is in uri_search_mime".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'change_history', key: 'changeHistory', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the Last-Modified change history.', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'sitemap', key: 'sitemap', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the sitemap changefreq score.', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'inverse_length', key: 'inverseLength', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 slashes".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'inverse_depth', key: 'inverseDepth', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 hops from a start URI".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'is_landing_page', key: 'isLandingPage', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "ends in / or index.html, no query".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'is_mime_markup', key: 'isMimeMarkup', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "MIME type is in uri_search_mime".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'change_history', key: 'changeHistory', honoured: 'not', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the Last-Modified change history.', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'sitemap', key: 'sitemap', honoured: 'not', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the sitemap changefreq score.', spec: 'MS-FSCCFG 2.2.4.25' }),
   ],
 });
 
 const changefreq = <const N extends string>(name: N, def: number) =>
-  attrib({ name, key: name, type: 'real', default: def, min: 0, max: 1, meaning: name === 'default' ? 'Weight of URIs without a changefreq.' : `Weight of changefreq "${name}".`, spec: 'MS-FSCCFG 2.2.4.26' });
+  attrib({ name, key: name, honoured: 'not', type: 'real', default: def, min: 0, max: 1, meaning: name === 'default' ? 'Weight of URIs without a changefreq.' : `Weight of changefreq "${name}".`, spec: 'MS-FSCCFG 2.2.4.26' });
 
 const SITEMAP_WEIGHTS = section({
-  name: 'sitemap_weights', key: 'sitemapWeights', meaning: 'Sitemap changefreq values as weights in [0, 1].', spec: 'MS-FSCCFG 2.2.4.26', sections: [],
+  name: 'sitemap_weights', key: 'sitemapWeights', honoured: 'not', meaning: 'Sitemap changefreq values as weights in [0, 1].', spec: 'MS-FSCCFG 2.2.4.26', sections: [],
   attribs: [
     changefreq('always', 1.0), changefreq('hourly', 0.64), changefreq('daily', 0.32), changefreq('weekly', 0.16),
     changefreq('monthly', 0.08), changefreq('yearly', 0.04), changefreq('never', 0.0), changefreq('default', 0.16),
@@ -395,160 +395,160 @@ const SITEMAP_WEIGHTS = section({
 // ------------------------------------------------------------------ 2.2.4.27–29
 
 const SITE_CLUSTERS = section({
-  name: 'site_clusters', key: 'siteClusters', meaning: 'Groups of sites always routed to the same node scheduler.', spec: 'MS-FSCCFG 2.2.4.27', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<cluster>', key: 'sites', type: 'list-string', check: checkHostName, meaning: 'Sites of the cluster.', spec: 'MS-FSCCFG 2.2.4.27' }),
+  name: 'site_clusters', key: 'siteClusters', honoured: 'not', meaning: 'Groups of sites always routed to the same node scheduler.', spec: 'MS-FSCCFG 2.2.4.27', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<cluster>', key: 'sites', honoured: 'not', type: 'list-string', check: checkHostName, meaning: 'Sites of the cluster.', spec: 'MS-FSCCFG 2.2.4.27' }),
 });
 
 const CRAWLMODE = section({
-  name: 'crawlmode', key: 'crawlmode', sub: true, meaning: 'How far the crawl spans from its start URIs.', spec: 'MS-FSCCFG 2.2.4.28', sections: [],
+  name: 'crawlmode', key: 'crawlmode', honoured: 'full', sub: true, meaning: 'How far the crawl spans from its start URIs.', spec: 'MS-FSCCFG 2.2.4.28', sections: [],
   attribs: [
-    attrib({ name: 'mode', key: 'mode', type: 'string', default: 'FULL', check: checkCrawlMode, meaning: 'FULL, or DEPTH:n page hops from a start URI.', spec: 'MS-FSCCFG 2.2.4.28' }),
-    attrib({ name: 'fwdlinks', key: 'fwdlinks', type: 'boolean', default: true, meaning: 'Follow links to other domains.', spec: 'MS-FSCCFG 2.2.4.28' }),
-    attrib({ name: 'fwdredirects', key: 'fwdredirects', type: 'boolean', default: false, meaning: 'Follow redirects to other domains.', spec: 'MS-FSCCFG 2.2.4.28' }),
-    attrib({ name: 'reset_level', key: 'resetLevel', type: 'boolean', default: true, meaning: 'Reset the hop count when a link leads to another domain.', spec: 'MS-FSCCFG 2.2.4.28' }),
+    attrib({ name: 'mode', key: 'mode', honoured: 'full', type: 'string', default: 'FULL', check: checkCrawlMode, meaning: 'FULL, or DEPTH:n page hops from a start URI.', spec: 'MS-FSCCFG 2.2.4.28' }),
+    attrib({ name: 'fwdlinks', key: 'fwdlinks', honoured: 'full', type: 'boolean', default: true, meaning: 'Follow links to other domains.', spec: 'MS-FSCCFG 2.2.4.28' }),
+    attrib({ name: 'fwdredirects', key: 'fwdredirects', honoured: 'full', type: 'boolean', default: false, meaning: 'Follow redirects to other domains.', spec: 'MS-FSCCFG 2.2.4.28' }),
+    attrib({ name: 'reset_level', key: 'resetLevel', honoured: 'full', type: 'boolean', default: true, meaning: 'Reset the hop count when a link leads to another domain.', spec: 'MS-FSCCFG 2.2.4.28' }),
   ],
 });
 
 const POST_PAYLOAD = section({
-  name: 'post_payload', key: 'postPayload', meaning: 'Payloads POSTed to matching URIs.', spec: 'MS-FSCCFG 2.2.4.29', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri or prefix:uri>', key: 'payload', type: 'string', secret: 'value', nameCheck: checkPostPayloadName, meaning: 'The body POSTed to the URI (exact) or to URIs with the prefix.', spec: 'MS-FSCCFG 2.2.4.29' }),
+  name: 'post_payload', key: 'postPayload', honoured: 'full', meaning: 'Payloads POSTed to matching URIs.', spec: 'MS-FSCCFG 2.2.4.29', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<uri or prefix:uri>', key: 'payload', honoured: 'full', type: 'string', secret: 'value', nameCheck: checkPostPayloadName, meaning: 'The body POSTed to the URI (exact) or to URIs with the prefix.', spec: 'MS-FSCCFG 2.2.4.29' }),
 });
 
 // ------------------------------------------------------------------ 2.2.4.30
 
 const RSS = section({
-  name: 'rss', key: 'rss', sub: true, meaning: 'RSS/Atom channel support.', spec: 'MS-FSCCFG 2.2.4.30', sections: [],
+  name: 'rss', key: 'rss', honoured: 'full', sub: true, meaning: 'RSS/Atom channel support.', spec: 'MS-FSCCFG 2.2.4.30', sections: [],
   attribs: [
-    attrib({ name: 'start_uris', key: 'startUris', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Start URIs of RSS channel documents.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'start_uri_files', key: 'startUriFiles', type: 'list-string', meaning: 'Files with one RSS channel URI per line.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'auto_discover', key: 'autoDiscover', type: 'boolean', default: false, meaning: 'Discover new channels from links in HTML.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'follow_links', key: 'followLinks', type: 'boolean', default: true, meaning: 'Follow links from HTML documents found in a channel.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'ignore_rules', key: 'ignoreRules', type: 'boolean', default: false, meaning: 'Crawl every document a channel names, whatever the include/exclude rules.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'index_feed', key: 'indexFeed', type: 'boolean', default: false, meaning: 'Send the channel documents themselves to the index.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'del_expired_links', key: 'delExpiredLinks', type: 'boolean', default: false, meaning: 'Delete documents of a channel when they expire.', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'max_link_age', key: 'maxLinkAgeMin', type: 'integer', default: 0, min: 0, unit: 'min', meaning: 'Age after which a channel document expires (0 = never).', spec: 'MS-FSCCFG 2.2.4.30' }),
-    attrib({ name: 'max_link_count', key: 'maxLinkCount', type: 'integer', default: 128, min: 0, meaning: 'Links kept per channel; older ones expire first-in first-out.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'start_uris', key: 'startUris', honoured: 'full', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Start URIs of RSS channel documents.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'start_uri_files', key: 'startUriFiles', honoured: 'full', type: 'list-string', meaning: 'Files with one RSS channel URI per line.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'auto_discover', key: 'autoDiscover', honoured: 'full', type: 'boolean', default: false, meaning: 'Discover new channels from links in HTML.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'follow_links', key: 'followLinks', honoured: 'full', type: 'boolean', default: true, meaning: 'Follow links from HTML documents found in a channel.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'ignore_rules', key: 'ignoreRules', honoured: 'full', type: 'boolean', default: false, meaning: 'Crawl every document a channel names, whatever the include/exclude rules.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'index_feed', key: 'indexFeed', honoured: 'full', type: 'boolean', default: false, meaning: 'Send the channel documents themselves to the index.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'del_expired_links', key: 'delExpiredLinks', honoured: 'full', type: 'boolean', default: false, meaning: 'Delete documents of a channel when they expire.', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'max_link_age', key: 'maxLinkAgeMin', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 'min', meaning: 'Age after which a channel document expires (0 = never).', spec: 'MS-FSCCFG 2.2.4.30' }),
+    attrib({ name: 'max_link_count', key: 'maxLinkCount', honoured: 'full', type: 'integer', default: 128, min: 0, meaning: 'Links kept per channel; older ones expire first-in first-out.', spec: 'MS-FSCCFG 2.2.4.30' }),
   ],
 });
 
 // ------------------------------------------------------------------ 2.2.4.31–32, 2.2.6
 
 const PARAMETERS = section({
-  name: 'parameters', key: 'parameters', meaning: 'Form variables of the login form.', spec: 'MS-FSCCFG 2.2.4.32', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<variable>', key: 'value', type: 'string', secret: 'value', meaning: 'The value submitted for that form variable.', spec: 'MS-FSCCFG 2.2.4.32' }),
+  name: 'parameters', key: 'parameters', honoured: 'not', meaning: 'Form variables of the login form.', spec: 'MS-FSCCFG 2.2.4.32', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<variable>', key: 'value', honoured: 'not', type: 'string', secret: 'value', meaning: 'The value submitted for that form variable.', spec: 'MS-FSCCFG 2.2.4.32' }),
 });
 
 export const LOGIN = section({
-  name: '<login>', key: 'login', nameCheck: checkSectionName, meaning: 'One HTML form login; also written as a <Login> element.', spec: 'MS-FSCCFG 2.2.4.31',
+  name: '<login>', key: 'login', honoured: 'not', nameCheck: checkSectionName, meaning: 'One HTML form login; also written as a <Login> element.', spec: 'MS-FSCCFG 2.2.4.31',
   sections: [PARAMETERS],
   attribs: [
-    attrib({ name: 'preload', key: 'preload', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Page fetched before the login form is processed.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'scheme', key: 'scheme', type: 'string', allowed: ['http', 'https'], meaning: 'Scheme of the login site: http or https.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'site', key: 'site', type: 'string', check: checkHostName, meaning: 'Host name of the login form page.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'form', key: 'form', type: 'string', meaning: 'Path of the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'action', key: 'action', type: 'string', allowed: ['GET', 'POST'], meaning: 'Form method: GET or POST.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'sites', key: 'sites', type: 'list-string', check: checkHostName, meaning: 'Sites to log into before crawling them.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'ttl', key: 'ttlS', type: 'integer', min: 0, unit: 's', meaning: 'Time after which the crawler logs in again.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'html_form', key: 'htmlForm', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'URI of the page that holds the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'autofill', key: 'autofill', type: 'boolean', meaning: 'Fill the form automatically (needs html_form).', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'relogin_if_failed', key: 'reloginIfFailed', type: 'boolean', meaning: 'Try to log in again after ttl seconds when the login failed.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'preload', key: 'preload', honoured: 'not', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Page fetched before the login form is processed.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'scheme', key: 'scheme', honoured: 'not', type: 'string', allowed: ['http', 'https'], meaning: 'Scheme of the login site: http or https.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'site', key: 'site', honoured: 'not', type: 'string', check: checkHostName, meaning: 'Host name of the login form page.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'form', key: 'form', honoured: 'not', type: 'string', meaning: 'Path of the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'action', key: 'action', honoured: 'not', type: 'string', allowed: ['GET', 'POST'], meaning: 'Form method: GET or POST.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'sites', key: 'sites', honoured: 'not', type: 'list-string', check: checkHostName, meaning: 'Sites to log into before crawling them.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'ttl', key: 'ttlS', honoured: 'not', type: 'integer', min: 0, unit: 's', meaning: 'Time after which the crawler logs in again.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'html_form', key: 'htmlForm', honoured: 'not', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'URI of the page that holds the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'autofill', key: 'autofill', honoured: 'not', type: 'boolean', meaning: 'Fill the form automatically (needs html_form).', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'relogin_if_failed', key: 'reloginIfFailed', honoured: 'not', type: 'boolean', meaning: 'Try to log in again after ttl seconds when the login failed.', spec: 'MS-FSCCFG 2.2.4.31' }),
   ],
 });
 
-const LOGINS = section({ name: 'logins', key: 'logins', meaning: 'HTML form logins, one section each.', spec: 'MS-FSCCFG 2.2.4.31', attribs: [], sections: [], dynamicSection: LOGIN });
+const LOGINS = section({ name: 'logins', key: 'logins', honoured: 'not', meaning: 'HTML form logins, one section each.', spec: 'MS-FSCCFG 2.2.4.31', attribs: [], sections: [], dynamicSection: LOGIN });
 
 // ------------------------------------------------------------------ extensions
 
 const EGRESS = section({
-  name: 'trawl_egress', key: 'egress', meaning: 'Which addresses the crawler may connect to (SSRF protection).', spec: X, sections: [],
+  name: 'trawl_egress', key: 'egress', honoured: 'full', meaning: 'Which addresses the crawler may connect to (SSRF protection).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'allow_loopback', key: 'allowLoopback', type: 'boolean', default: false, meaning: 'Allow loopback addresses (127.0.0.0/8, ::1).', spec: X }),
-    attrib({ name: 'allow_private_networks', key: 'allowPrivateNetworks', type: 'boolean', default: false, meaning: 'Allow private, shared and unique-local addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7).', spec: X }),
-    attrib({ name: 'allow_link_local', key: 'allowLinkLocal', type: 'boolean', default: false, meaning: 'Allow link-local addresses, including cloud metadata endpoints (169.254/16, fe80::/10).', spec: X }),
-    attrib({ name: 'allow_ips', key: 'allowIps', type: 'list-string', default: [], check: checkCidr, meaning: 'Addresses or CIDR blocks allowed even when a rule above refuses them.', spec: X }),
-    attrib({ name: 'deny_ips', key: 'denyIps', type: 'list-string', default: [], check: checkCidr, meaning: 'Addresses or CIDR blocks always refused.', spec: X }),
-    attrib({ name: 'dns_ttl', key: 'dnsTtlS', type: 'integer', default: 300, min: 0, unit: 's', meaning: 'How long a site\'s resolved address stays pinned.', spec: X }),
+    attrib({ name: 'allow_loopback', key: 'allowLoopback', honoured: 'full', type: 'boolean', default: false, meaning: 'Allow loopback addresses (127.0.0.0/8, ::1).', spec: X }),
+    attrib({ name: 'allow_private_networks', key: 'allowPrivateNetworks', honoured: 'full', type: 'boolean', default: false, meaning: 'Allow private, shared and unique-local addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7).', spec: X }),
+    attrib({ name: 'allow_link_local', key: 'allowLinkLocal', honoured: 'full', type: 'boolean', default: false, meaning: 'Allow link-local addresses, including cloud metadata endpoints (169.254/16, fe80::/10).', spec: X }),
+    attrib({ name: 'allow_ips', key: 'allowIps', honoured: 'full', type: 'list-string', default: [], check: checkCidr, meaning: 'Addresses or CIDR blocks allowed even when a rule above refuses them.', spec: X }),
+    attrib({ name: 'deny_ips', key: 'denyIps', honoured: 'full', type: 'list-string', default: [], check: checkCidr, meaning: 'Addresses or CIDR blocks always refused.', spec: X }),
+    attrib({ name: 'dns_ttl', key: 'dnsTtlS', honoured: 'full', type: 'integer', default: 300, min: 0, unit: 's', meaning: 'How long a site\'s resolved address stays pinned.', spec: X }),
   ],
 });
 
 const TRAWL_LIMITS = section({
-  name: 'trawl_limits', key: 'trawlLimits', meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
+  name: 'trawl_limits', key: 'trawlLimits', honoured: { partly: 'max_crawl_duration, max_unique_urls and the search document size limits are ignored' }, meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'max_url_length', key: 'maxUrlLength', type: 'integer', default: 2048, min: 1, unit: 'characters', meaning: 'URLs longer than this are skipped.', spec: X }),
-    attrib({ name: 'max_url_segments', key: 'maxUrlSegments', type: 'integer', default: 16, min: 1, meaning: 'URLs whose path has more segments are skipped.', spec: X }),
-    attrib({ name: 'max_url_params', key: 'maxUrlParams', type: 'integer', default: 32, min: 0, meaning: 'URLs with more query parameters are skipped.', spec: X }),
-    attrib({ name: 'max_links_per_page', key: 'maxLinksPerPage', type: 'integer', default: 1000, min: 0, meaning: 'Links extracted from one page at most.', spec: X }),
-    attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
-    attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
-    attrib({ name: 'connect_timeout', key: 'connectTimeoutS', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
-    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle stops after this long.', spec: X }),
-    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', type: 'integer', min: 1, meaning: 'A refresh cycle stops after this many unique URLs.', spec: X }),
-    attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
-    attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
-    attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),
-    attrib({ name: 'max_description_bytes', key: 'maxDescriptionBytes', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest meta description kept for a search document.', spec: X }),
-    attrib({ name: 'max_indexed_links', key: 'maxIndexedLinks', type: 'integer', default: 25, min: 0, meaning: 'Links stored in a search document.', spec: X }),
-    attrib({ name: 'max_headings', key: 'maxHeadings', type: 'integer', default: 25, min: 0, meaning: 'Headings stored in a search document.', spec: X }),
+    attrib({ name: 'max_url_length', key: 'maxUrlLength', honoured: 'full', type: 'integer', default: 2048, min: 1, unit: 'characters', meaning: 'URLs longer than this are skipped.', spec: X }),
+    attrib({ name: 'max_url_segments', key: 'maxUrlSegments', honoured: 'full', type: 'integer', default: 16, min: 1, meaning: 'URLs whose path has more segments are skipped.', spec: X }),
+    attrib({ name: 'max_url_params', key: 'maxUrlParams', honoured: 'full', type: 'integer', default: 32, min: 0, meaning: 'URLs with more query parameters are skipped.', spec: X }),
+    attrib({ name: 'max_links_per_page', key: 'maxLinksPerPage', honoured: 'full', type: 'integer', default: 1000, min: 0, meaning: 'Links extracted from one page at most.', spec: X }),
+    attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
+    attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
+    attrib({ name: 'connect_timeout', key: 'connectTimeoutS', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
+    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'not', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle stops after this long.', spec: X }),
+    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'not', type: 'integer', min: 1, meaning: 'A refresh cycle stops after this many unique URLs.', spec: X }),
+    attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
+    attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', honoured: 'not', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
+    attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),
+    attrib({ name: 'max_description_bytes', key: 'maxDescriptionBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest meta description kept for a search document.', spec: X }),
+    attrib({ name: 'max_indexed_links', key: 'maxIndexedLinks', honoured: 'not', type: 'integer', default: 25, min: 0, meaning: 'Links stored in a search document.', spec: X }),
+    attrib({ name: 'max_headings', key: 'maxHeadings', honoured: 'not', type: 'integer', default: 25, min: 0, meaning: 'Headings stored in a search document.', spec: X }),
   ],
 });
 
 const SITEMAPS = section({
-  name: 'trawl_sitemaps', key: 'sitemaps', meaning: 'Sitemap discovery and bounds (use_sitemaps turns sitemaps on).', spec: X, sections: [],
+  name: 'trawl_sitemaps', key: 'sitemaps', honoured: 'full', meaning: 'Sitemap discovery and bounds (use_sitemaps turns sitemaps on).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'urls', key: 'urls', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Sitemap URLs fetched besides those robots.txt names.', spec: X }),
-    attrib({ name: 'robots_discovery', key: 'robotsDiscovery', type: 'boolean', default: true, meaning: 'Read Sitemap: lines of robots.txt.', spec: X }),
-    attrib({ name: 'max_bytes', key: 'maxBytes', type: 'integer', default: 52428800, min: 1, unit: 'bytes', meaning: 'Largest (decompressed) sitemap read.', spec: X }),
-    attrib({ name: 'max_urls', key: 'maxUrls', type: 'integer', default: 50000, min: 1, meaning: 'URLs read from one sitemap at most.', spec: X }),
-    attrib({ name: 'max_index_depth', key: 'maxIndexDepth', type: 'integer', default: 2, min: 0, meaning: 'Nesting of sitemap indexes followed.', spec: X }),
+    attrib({ name: 'urls', key: 'urls', honoured: 'full', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Sitemap URLs fetched besides those robots.txt names.', spec: X }),
+    attrib({ name: 'robots_discovery', key: 'robotsDiscovery', honoured: 'full', type: 'boolean', default: true, meaning: 'Read Sitemap: lines of robots.txt.', spec: X }),
+    attrib({ name: 'max_bytes', key: 'maxBytes', honoured: 'full', type: 'integer', default: 52428800, min: 1, unit: 'bytes', meaning: 'Largest (decompressed) sitemap read.', spec: X }),
+    attrib({ name: 'max_urls', key: 'maxUrls', honoured: 'full', type: 'integer', default: 50000, min: 1, meaning: 'URLs read from one sitemap at most.', spec: X }),
+    attrib({ name: 'max_index_depth', key: 'maxIndexDepth', honoured: 'full', type: 'integer', default: 2, min: 0, meaning: 'Nesting of sitemap indexes followed.', spec: X }),
   ],
 });
 
 const ELASTIC_DOMAIN = section({
-  name: '<domain>', key: 'domain', nameCheck: checkAbsoluteHttpUri, meaning: 'One Elastic crawler domain, named by its URL (scheme, host, port).', spec: X, sections: [],
+  name: '<domain>', key: 'domain', honoured: 'full', nameCheck: checkAbsoluteHttpUri, meaning: 'One Elastic crawler domain, named by its URL (scheme, host, port).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'rules', key: 'rules', type: 'list-string', check: checkElasticRule, meaning: 'Ordered crawl rules "allow|disallow begins|ends|contains|regex PATTERN"; the first match decides, and the last rule allows all.', spec: X }),
+    attrib({ name: 'rules', key: 'rules', honoured: 'full', type: 'list-string', check: checkElasticRule, meaning: 'Ordered crawl rules "allow|disallow begins|ends|contains|regex PATTERN"; the first match decides, and the last rule allows all.', spec: X }),
   ],
 });
 
-const ELASTIC_RULES = section({ name: 'trawl_crawl_rules', key: 'crawlRules', meaning: 'Elastic crawler crawl rules, one section per domain.', spec: X, attribs: [], sections: [], dynamicSection: ELASTIC_DOMAIN });
+const ELASTIC_RULES = section({ name: 'trawl_crawl_rules', key: 'crawlRules', honoured: 'full', meaning: 'Elastic crawler crawl rules, one section per domain.', spec: X, attribs: [], sections: [], dynamicSection: ELASTIC_DOMAIN });
 
 const LOCKSS = section({
-  name: 'trawl_lockss', key: 'lockss', meaning: 'LOCKSS au_crawlrules: numbered rules over printf-style regex templates.', spec: X,
+  name: 'trawl_lockss', key: 'lockss', honoured: 'full', meaning: 'LOCKSS au_crawlrules: numbered rules over printf-style regex templates.', spec: X,
   attribs: [
-    attrib({ name: 'crawl_rules', key: 'crawlRules', type: 'list-string', check: checkLockssRule, meaning: 'Rules "CODE, \\"template\\", param, …" tried in order; the default is Exclude.', spec: X }),
+    attrib({ name: 'crawl_rules', key: 'crawlRules', honoured: 'full', type: 'list-string', check: checkLockssRule, meaning: 'Rules "CODE, \\"template\\", param, …" tried in order; the default is Exclude.', spec: X }),
   ],
   sections: [
-    section({ name: 'params', key: 'params', meaning: 'Parameters the templates are filled from (base_url, journal_id, …).', spec: X, attribs: [], sections: [], dynamicAttrib: attrib({ name: '<param>', key: 'value', type: 'string', meaning: 'The value of that parameter.', spec: X }) }),
+    section({ name: 'params', key: 'params', honoured: 'full', meaning: 'Parameters the templates are filled from (base_url, journal_id, …).', spec: X, attribs: [], sections: [], dynamicAttrib: attrib({ name: '<param>', key: 'value', honoured: 'full', type: 'string', meaning: 'The value of that parameter.', spec: X }) }),
   ],
 });
 
 const SINK = section({
-  name: '<sink>', key: 'sink', nameCheck: checkSectionName, meaning: 'One output sink; its name is chosen by the user.', spec: X, sections: [],
+  name: '<sink>', key: 'sink', honoured: 'full', nameCheck: checkSectionName, meaning: 'One output sink; its name is chosen by the user.', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'type', key: 'type', type: 'string', allowed: SINK_TYPES, meaning: sinkTypeMeaning(), spec: X }),
-    attrib({ name: 'output_dir', key: 'outputDir', type: 'string', meaning: 'Directory the file sink writes <content collection>/<sha1 of URL>.json under.', spec: X }),
-    attrib({ name: 'url', key: 'url', type: 'string', secret: 'url', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
-    attrib({ name: 'index', key: 'index', type: 'string', meaning: 'Search index name; default: the content collection name, lower-cased.', spec: X }),
-    attrib({ name: 'pipeline', key: 'pipeline', type: 'string', meaning: 'Ingest pipeline the documents go through (?pipeline=).', spec: X }),
-    attrib({ name: 'username', key: 'username', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
-    attrib({ name: 'password', key: 'password', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
-    attrib({ name: 'api_key', key: 'apiKey', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'type', key: 'type', honoured: 'full', type: 'string', allowed: SINK_TYPES, meaning: sinkTypeMeaning(), spec: X }),
+    attrib({ name: 'output_dir', key: 'outputDir', honoured: 'full', type: 'string', meaning: 'Directory the file sink writes <content collection>/<sha1 of URL>.json under.', spec: X }),
+    attrib({ name: 'url', key: 'url', honoured: 'full', type: 'string', secret: 'url', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
+    attrib({ name: 'index', key: 'index', honoured: 'full', type: 'string', meaning: 'Search index name; default: the content collection name, lower-cased.', spec: X }),
+    attrib({ name: 'pipeline', key: 'pipeline', honoured: 'full', type: 'string', meaning: 'Ingest pipeline the documents go through (?pipeline=).', spec: X }),
+    attrib({ name: 'username', key: 'username', honoured: 'full', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
+    attrib({ name: 'password', key: 'password', honoured: 'full', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'api_key', key: 'apiKey', honoured: 'full', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
   ],
 });
 
-const SINKS = section({ name: 'trawl_sinks', key: 'sinks', meaning: 'The sinks fed documents are written to, one section per sink: each content destination (feeding) sends its documents to every sink.', spec: X, attribs: [], sections: [], dynamicSection: SINK });
+const SINKS = section({ name: 'trawl_sinks', key: 'sinks', honoured: 'full', meaning: 'The sinks fed documents are written to, one section per sink: each content destination (feeding) sends its documents to every sink.', spec: X, attribs: [], sections: [], dynamicSection: SINK });
 
 const URLS = section({
-  name: 'trawl_urls', key: 'urls', meaning: 'How URLs are canonicalized before the seen check (rewrite_rules run first).', spec: X, sections: [],
+  name: 'trawl_urls', key: 'urls', honoured: 'full', meaning: 'How URLs are canonicalized before the seen check (rewrite_rules run first).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'canonicalization', key: 'canonicalization', type: 'list-string', default: DEFAULT_CANON_RULES, allowed: CANON_RULES.map((r) => r.name), meaning: 'Named canonicalization rules, applied in their fixed order (sort_query_params adds sort-query-params).', spec: X }),
+    attrib({ name: 'canonicalization', key: 'canonicalization', honoured: 'full', type: 'list-string', default: DEFAULT_CANON_RULES, allowed: CANON_RULES.map((r) => r.name), meaning: 'Named canonicalization rules, applied in their fixed order (sort_query_params adds sort-query-params).', spec: X }),
   ],
 });
 
 const ENCRYPTION = section({
-  name: 'trawl_secrets', key: 'secrets', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
+  name: 'trawl_secrets', key: 'secrets', honoured: 'full', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'key_file', key: 'keyFile', type: 'string', default: 'CrawlerEncryptionKey.dat', meaning: 'Key file for !ENC! values (128-bit key + 128-bit IV), relative to the data directory; $TRAWL_KEY_FILE overrides.', spec: 'MS-FSCCFG 2.2.4.20' }),
+    attrib({ name: 'key_file', key: 'keyFile', honoured: 'full', type: 'string', default: 'CrawlerEncryptionKey.dat', meaning: 'Key file for !ENC! values (128-bit key + 128-bit IV), relative to the data directory; $TRAWL_KEY_FILE overrides.', spec: 'MS-FSCCFG 2.2.4.20' }),
   ],
 });
 
@@ -556,82 +556,82 @@ const ENCRYPTION = section({
 
 /** Every attrib of MS-FSCCFG 2.2.3, in the spec's order. `sub: true` marks the 2.2.4.33 subset. */
 const COLLECTION_ATTRIBS = [
-  attrib({ name: 'info', key: 'info', type: 'string', meaning: 'Meta information about the collection.', spec: S }),
-  attrib({ name: 'fetch_timeout', key: 'fetchTimeoutS', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download one document.', spec: S }),
-  attrib({ name: 'allowed_types', key: 'allowedTypes', type: 'list-string', default: ['text/html', 'text/plain', 'application/msword', 'application/msexcel', 'application/pt', 'application/pdf'], check: checkMimePattern, meaning: 'MIME types kept; others are discarded. * matches a whole field (text/*, */*).', spec: S }),
-  attrib({ name: 'force_mimetype_detection', key: 'forceMimetypeDetection', type: 'boolean', default: false, meaning: 'Detect MIME types from the content instead of trusting Content-Type.', spec: S }),
-  attrib({ name: 'allowed_schemes', key: 'allowedSchemes', type: 'list-string', default: ['http'], check: checkScheme, sub: true, meaning: 'URI schemes that are crawled.', spec: S }),
-  attrib({ name: 'ftp_passive', key: 'ftpPassive', type: 'boolean', default: true, sub: true, meaning: 'Use passive FTP.', spec: S }),
-  attrib({ name: 'domain_clustering', key: 'domainClustering', type: 'boolean', default: false, meaning: 'Route hosts of one domain to one node scheduler (multinode).', spec: S }),
-  attrib({ name: 'max_inter_docs', key: 'maxInterDocs', type: 'integer', min: 1, meaning: 'Documents fetched from one site before another site gets a turn.', spec: S }),
-  attrib({ name: 'max_redirects', key: 'maxRedirects', type: 'integer', default: 10, min: 0, meaning: 'Longest chain of HTTP redirects followed from one URI.', spec: S }),
-  attrib({ name: 'diffcheck', key: 'diffcheck', type: 'boolean', default: true, meaning: 'Detect duplicate documents by checksum.', spec: S }),
-  attrib({ name: 'near_duplicate_detection', key: 'nearDuplicateDetection', type: 'boolean', default: false, meaning: 'Detect near-duplicates by word patterns.', spec: S }),
-  attrib({ name: 'max_uri_recursion', key: 'maxUriRecursion', type: 'integer', default: 5, min: 0, meaning: 'Times a path pattern may repeat in successor URIs (trap guard).', spec: S }),
-  attrib({ name: 'ftp_searchlinks', key: 'ftpSearchlinks', type: 'boolean', default: true, meaning: 'Extract links from documents fetched over FTP.', spec: S }),
-  attrib({ name: 'use_javascript', key: 'useJavascript', type: 'boolean', default: false, sub: true, meaning: 'Run the JavaScript of HTML documents.', spec: S }),
-  attrib({ name: 'javascript_keep_html', key: 'javascriptKeepHtml', type: 'boolean', default: false, meaning: 'Index the HTML produced by JavaScript instead of the original (needs use_javascript).', spec: S }),
-  attrib({ name: 'javascript_delay', key: 'javascriptDelayS', type: 'real', min: 0, unit: 's', meaning: 'Delay between fetches of JavaScript dependencies; delay when absent.', spec: S }),
-  attrib({ name: 'exclude_exts', key: 'excludeExts', type: 'list-string', check: checkExtension, default: ['.jpg', '.jpeg', '.ico', '.tif', '.png', '.bmp', '.gif', '.wmf', '.avi', '.mpg', '.wmv', '.wma', '.ram', '.asx', '.ASF', '.mp3', '.wav', '.ogg', '.ra', '.aac', '.m4a', '.zip', '.gz', '.vmarc', '.z', '.tar', '.iso', '.img', '.rpm', '.cab', '.rar', '.ace', '.hqx', '.swf', '.exe', '.java', '.jar', '.prz', '.wrl', '.midr', '.css', '.ps', '.ttf', '.mso', '.dvi'], meaning: 'File extensions never crawled (compared without regard to case).', spec: S }),
-  attrib({ name: 'use_http_1_1', key: 'useHttp11', type: 'boolean', default: true, sub: true, meaning: 'Use HTTP/1.1 (otherwise HTTP/1.0).', spec: S }),
-  attrib({ name: 'accept_compression', key: 'acceptCompression', type: 'boolean', default: true, sub: true, meaning: 'Accept gzip, deflate and br content encodings (needs use_http_1_1).', spec: S }),
-  attrib({ name: 'dbswitch', key: 'dbswitch', type: 'integer', default: 5, min: 1, meaning: 'Refresh cycles a document may go unseen before it expires.', spec: S }),
-  attrib({ name: 'dbswitch_delete', key: 'dbswitchDelete', type: 'boolean', default: false, meaning: 'Delete expired documents (otherwise they are re-queued).', spec: S }),
-  attrib({ name: 'html_redir_is_redir', key: 'htmlRedirIsRedir', type: 'boolean', default: true, meaning: 'Treat a <meta http-equiv="refresh"> as an HTTP redirect.', spec: S }),
+  attrib({ name: 'info', key: 'info', honoured: 'full', type: 'string', meaning: 'Meta information about the collection.', spec: S }),
+  attrib({ name: 'fetch_timeout', key: 'fetchTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download one document.', spec: S }),
+  attrib({ name: 'allowed_types', key: 'allowedTypes', honoured: 'full', type: 'list-string', default: ['text/html', 'text/plain', 'application/msword', 'application/msexcel', 'application/pt', 'application/pdf'], check: checkMimePattern, meaning: 'MIME types kept; others are discarded. * matches a whole field (text/*, */*).', spec: S }),
+  attrib({ name: 'force_mimetype_detection', key: 'forceMimetypeDetection', honoured: 'full', type: 'boolean', default: false, meaning: 'Detect MIME types from the content instead of trusting Content-Type.', spec: S }),
+  attrib({ name: 'allowed_schemes', key: 'allowedSchemes', honoured: { partly: 'only http and https are fetched; ftp URIs are never fetched', values: ['ftp'] }, type: 'list-string', default: ['http'], check: checkScheme, sub: true, meaning: 'URI schemes that are crawled.', spec: S }),
+  attrib({ name: 'ftp_passive', key: 'ftpPassive', honoured: 'not', type: 'boolean', default: true, sub: true, meaning: 'Use passive FTP.', spec: S }),
+  attrib({ name: 'domain_clustering', key: 'domainClustering', honoured: 'not', type: 'boolean', default: false, meaning: 'Route hosts of one domain to one node scheduler (multinode).', spec: S }),
+  attrib({ name: 'max_inter_docs', key: 'maxInterDocs', honoured: 'full', type: 'integer', min: 1, meaning: 'Documents fetched from one site before another site gets a turn.', spec: S }),
+  attrib({ name: 'max_redirects', key: 'maxRedirects', honoured: 'full', type: 'integer', default: 10, min: 0, meaning: 'Longest chain of HTTP redirects followed from one URI.', spec: S }),
+  attrib({ name: 'diffcheck', key: 'diffcheck', honoured: 'full', type: 'boolean', default: true, meaning: 'Detect duplicate documents by checksum.', spec: S }),
+  attrib({ name: 'near_duplicate_detection', key: 'nearDuplicateDetection', honoured: 'not', type: 'boolean', default: false, meaning: 'Detect near-duplicates by word patterns.', spec: S }),
+  attrib({ name: 'max_uri_recursion', key: 'maxUriRecursion', honoured: 'full', type: 'integer', default: 5, min: 0, meaning: 'Times a path pattern may repeat in successor URIs (trap guard).', spec: S }),
+  attrib({ name: 'ftp_searchlinks', key: 'ftpSearchlinks', honoured: 'not', type: 'boolean', default: true, meaning: 'Extract links from documents fetched over FTP.', spec: S }),
+  attrib({ name: 'use_javascript', key: 'useJavascript', honoured: 'not', type: 'boolean', default: false, sub: true, meaning: 'Run the JavaScript of HTML documents.', spec: S }),
+  attrib({ name: 'javascript_keep_html', key: 'javascriptKeepHtml', honoured: 'not', type: 'boolean', default: false, meaning: 'Index the HTML produced by JavaScript instead of the original (needs use_javascript).', spec: S }),
+  attrib({ name: 'javascript_delay', key: 'javascriptDelayS', honoured: 'not', type: 'real', min: 0, unit: 's', meaning: 'Delay between fetches of JavaScript dependencies; delay when absent.', spec: S }),
+  attrib({ name: 'exclude_exts', key: 'excludeExts', honoured: 'full', type: 'list-string', check: checkExtension, default: ['.jpg', '.jpeg', '.ico', '.tif', '.png', '.bmp', '.gif', '.wmf', '.avi', '.mpg', '.wmv', '.wma', '.ram', '.asx', '.ASF', '.mp3', '.wav', '.ogg', '.ra', '.aac', '.m4a', '.zip', '.gz', '.vmarc', '.z', '.tar', '.iso', '.img', '.rpm', '.cab', '.rar', '.ace', '.hqx', '.swf', '.exe', '.java', '.jar', '.prz', '.wrl', '.midr', '.css', '.ps', '.ttf', '.mso', '.dvi'], meaning: 'File extensions never crawled (compared without regard to case).', spec: S }),
+  attrib({ name: 'use_http_1_1', key: 'useHttp11', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Use HTTP/1.1 (otherwise HTTP/1.0).', spec: S }),
+  attrib({ name: 'accept_compression', key: 'acceptCompression', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Accept gzip, deflate and br content encodings (needs use_http_1_1).', spec: S }),
+  attrib({ name: 'dbswitch', key: 'dbswitch', honoured: 'not', type: 'integer', default: 5, min: 1, meaning: 'Refresh cycles a document may go unseen before it expires.', spec: S }),
+  attrib({ name: 'dbswitch_delete', key: 'dbswitchDelete', honoured: 'not', type: 'boolean', default: false, meaning: 'Delete expired documents (otherwise they are re-queued).', spec: S }),
+  attrib({ name: 'html_redir_is_redir', key: 'htmlRedirIsRedir', honoured: 'full', type: 'boolean', default: true, meaning: 'Treat a <meta http-equiv="refresh"> as an HTTP redirect.', spec: S }),
   // Spec decision: the 2.2.3 table writes "hmtl_redir_threshold", the 3.2
   // example "html_redir_thresh". trawl writes the example's spelling and reads all three.
-  attrib({ name: 'html_redir_thresh', key: 'htmlRedirThreshS', type: 'integer', default: 3, min: 0, unit: 's', aliases: ['hmtl_redir_threshold', 'html_redir_threshold'], meaning: 'Longest meta refresh delay that still counts as a redirect.', spec: S }),
-  attrib({ name: 'robots_ttl', key: 'robotsTtlS', type: 'integer', default: 86400, min: 0, unit: 's', meaning: 'How long a fetched robots.txt is used before it is fetched again.', spec: S }),
-  attrib({ name: 'use_sitemaps', key: 'useSitemaps', type: 'boolean', default: false, sub: true, meaning: 'Find and read sitemaps.', spec: S }),
-  attrib({ name: 'max_pending', key: 'maxPending', type: 'integer', default: 2, min: 1, meaning: 'Requests outstanding to one site at once.', spec: S }),
-  attrib({ name: 'robots_auth_ignore', key: 'robotsAuthIgnore', type: 'boolean', default: true, meaning: 'Crawl the site as if it had no robots.txt when robots.txt answers 401/403; otherwise skip the site.', spec: S }),
-  attrib({ name: 'robots_tout_ignore', key: 'robotsToutIgnore', type: 'boolean', default: false, meaning: 'Crawl as if there were no robots.txt when fetching it times out.', spec: S }),
-  attrib({ name: 'rewrite_rules', key: 'rewriteRules', type: 'list-string', check: checkRewriteRule, meaning: 'URI rewrites "DmatchDreplacementD" (D any non-space delimiter, match a .NET regex).', spec: S }),
+  attrib({ name: 'html_redir_thresh', key: 'htmlRedirThreshS', honoured: 'full', type: 'integer', default: 3, min: 0, unit: 's', aliases: ['hmtl_redir_threshold', 'html_redir_threshold'], meaning: 'Longest meta refresh delay that still counts as a redirect.', spec: S }),
+  attrib({ name: 'robots_ttl', key: 'robotsTtlS', honoured: 'full', type: 'integer', default: 86400, min: 0, unit: 's', meaning: 'How long a fetched robots.txt is used before it is fetched again.', spec: S }),
+  attrib({ name: 'use_sitemaps', key: 'useSitemaps', honoured: 'full', type: 'boolean', default: false, sub: true, meaning: 'Find and read sitemaps.', spec: S }),
+  attrib({ name: 'max_pending', key: 'maxPending', honoured: 'full', type: 'integer', default: 2, min: 1, meaning: 'Requests outstanding to one site at once.', spec: S }),
+  attrib({ name: 'robots_auth_ignore', key: 'robotsAuthIgnore', honoured: 'full', type: 'boolean', default: true, meaning: 'Crawl the site as if it had no robots.txt when robots.txt answers 401/403; otherwise skip the site.', spec: S }),
+  attrib({ name: 'robots_tout_ignore', key: 'robotsToutIgnore', honoured: 'full', type: 'boolean', default: false, meaning: 'Crawl as if there were no robots.txt when fetching it times out.', spec: S }),
+  attrib({ name: 'rewrite_rules', key: 'rewriteRules', honoured: 'full', type: 'list-string', check: checkRewriteRule, meaning: 'URI rewrites "DmatchDreplacementD" (D any non-space delimiter, match a .NET regex).', spec: S }),
   // Spec decision: the 2.2.3 table writes "extract_links_from_dunes", the 3.2
   // example "extract_links_from_dupes", which is what it means.
-  attrib({ name: 'extract_links_from_dupes', key: 'extractLinksFromDupes', type: 'boolean', default: false, aliases: ['extract_links_from_dunes'], meaning: 'Extract links from documents found to be duplicates.', spec: S }),
-  attrib({ name: 'use_meta_csum', key: 'useMetaCsum', type: 'boolean', default: false, meaning: 'Include META tags in the duplicate checksum.', spec: S }),
-  attrib({ name: 'csum_cut_off', key: 'csumCutOffBytes', type: 'integer', default: 0, min: 0, unit: 'bytes', meaning: 'Bytes of a document the checksum covers (0 = all).', spec: S }),
-  attrib({ name: 'if_modified_since', key: 'ifModifiedSince', type: 'boolean', default: true, meaning: 'Send If-Modified-Since (and If-None-Match) on refetch.', spec: S }),
-  attrib({ name: 'use_cookies', key: 'useCookies', type: 'boolean', default: false, meaning: 'Store and send cookies.', spec: S }),
+  attrib({ name: 'extract_links_from_dupes', key: 'extractLinksFromDupes', honoured: 'full', type: 'boolean', default: false, aliases: ['extract_links_from_dunes'], meaning: 'Extract links from documents found to be duplicates.', spec: S }),
+  attrib({ name: 'use_meta_csum', key: 'useMetaCsum', honoured: 'not', type: 'boolean', default: false, meaning: 'Include META tags in the duplicate checksum.', spec: S }),
+  attrib({ name: 'csum_cut_off', key: 'csumCutOffBytes', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 'bytes', meaning: 'Bytes of a document the checksum covers (0 = all).', spec: S }),
+  attrib({ name: 'if_modified_since', key: 'ifModifiedSince', honoured: 'full', type: 'boolean', default: true, meaning: 'Send If-Modified-Since (and If-None-Match) on refetch.', spec: S }),
+  attrib({ name: 'use_cookies', key: 'useCookies', honoured: 'not', type: 'boolean', default: false, meaning: 'Store and send cookies.', spec: S }),
   // Spec decision: the 2.2.3 table lists "text/vnd.wap.xml", a MIME type that
   // does not exist; the 3.2 example and WML use "text/vnd.wap.wml".
-  attrib({ name: 'uri_search_mime', key: 'uriSearchMime', type: 'list-string', default: ['text/html', 'text/vnd.wap.wml', 'text/wml', 'text/x-wap.wml', 'x-application/wml', 'text/x-hdml'], check: checkMimePattern, meaning: 'MIME types links are extracted from. * matches a whole field.', spec: S }),
-  attrib({ name: 'max_backoff_counter', key: 'maxBackoffCounter', type: 'integer', default: 50, min: 0, meaning: 'Connection failures after which a site is no longer crawled.', spec: S }),
-  attrib({ name: 'max_backoff_delay', key: 'maxBackoffDelayS', type: 'integer', default: 600, min: 0, unit: 's', meaning: 'Largest delay a site gets while its network fails.', spec: S }),
-  attrib({ name: 'delay', key: 'delayS', type: 'real', default: 60.0, min: 0, unit: 's', sub: true, meaning: 'Time between the starts of two requests to one site.', spec: S }),
-  attrib({ name: 'refresh', key: 'refreshMin', type: 'real', default: 1500.0, min: 0, unit: 'min', sub: true, meaning: 'Length of a refresh cycle.', spec: S }),
-  attrib({ name: 'robots', key: 'robots', type: 'boolean', default: true, meaning: 'Obey robots.txt.', spec: S }),
-  attrib({ name: 'start_uris', key: 'startUris', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', sub: true, meaning: 'Start URIs.', spec: S }),
-  attrib({ name: 'start_uri_files', key: 'startUriFiles', type: 'list-string', sub: true, meaning: 'Files with one start URI per line.', spec: S }),
-  attrib({ name: 'max_sites', key: 'maxSites', type: 'integer', default: 128, min: 1, meaning: 'Sites crawled at once.', spec: S }),
-  attrib({ name: 'mirror_site_files', key: 'mirrorSiteFiles', type: 'list-string', meaning: 'Files of space-separated mirror sites, preferred name first.', spec: S }),
-  attrib({ name: 'proxy', key: 'proxy', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)"; the password may be !ENC! encrypted.', spec: S }),
-  attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Connections open per proxy at once.', spec: S }),
+  attrib({ name: 'uri_search_mime', key: 'uriSearchMime', honoured: 'full', type: 'list-string', default: ['text/html', 'text/vnd.wap.wml', 'text/wml', 'text/x-wap.wml', 'x-application/wml', 'text/x-hdml'], check: checkMimePattern, meaning: 'MIME types links are extracted from. * matches a whole field.', spec: S }),
+  attrib({ name: 'max_backoff_counter', key: 'maxBackoffCounter', honoured: 'full', type: 'integer', default: 50, min: 0, meaning: 'Connection failures after which a site is no longer crawled.', spec: S }),
+  attrib({ name: 'max_backoff_delay', key: 'maxBackoffDelayS', honoured: 'full', type: 'integer', default: 600, min: 0, unit: 's', meaning: 'Largest delay a site gets while its network fails.', spec: S }),
+  attrib({ name: 'delay', key: 'delayS', honoured: 'full', type: 'real', default: 60.0, min: 0, unit: 's', sub: true, meaning: 'Time between the starts of two requests to one site.', spec: S }),
+  attrib({ name: 'refresh', key: 'refreshMin', honoured: 'full', type: 'real', default: 1500.0, min: 0, unit: 'min', sub: true, meaning: 'Length of a refresh cycle.', spec: S }),
+  attrib({ name: 'robots', key: 'robots', honoured: 'full', type: 'boolean', default: true, meaning: 'Obey robots.txt.', spec: S }),
+  attrib({ name: 'start_uris', key: 'startUris', honoured: 'full', type: 'list-string', check: checkAbsoluteHttpUri, secret: 'url', sub: true, meaning: 'Start URIs.', spec: S }),
+  attrib({ name: 'start_uri_files', key: 'startUriFiles', honoured: 'full', type: 'list-string', sub: true, meaning: 'Files with one start URI per line.', spec: S }),
+  attrib({ name: 'max_sites', key: 'maxSites', honoured: 'full', type: 'integer', default: 128, min: 1, meaning: 'Sites crawled at once.', spec: S }),
+  attrib({ name: 'mirror_site_files', key: 'mirrorSiteFiles', honoured: 'not', type: 'list-string', meaning: 'Files of space-separated mirror sites, preferred name first.', spec: S }),
+  attrib({ name: 'proxy', key: 'proxy', honoured: 'not', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)"; the password may be !ENC! encrypted.', spec: S }),
+  attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', honoured: 'not', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Connections open per proxy at once.', spec: S }),
   // The spec's default names FAST's crawler; trawl's names trawl and its version.
-  attrib({ name: 'headers', key: 'headers', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value".', spec: S }),
-  attrib({ name: 'cut_off', key: 'cutOffBytes', type: 'integer', min: 0, unit: 'bytes', sub: true, meaning: 'Largest document; larger ones are truncated or dropped (see truncate).', spec: S }),
-  attrib({ name: 'truncate', key: 'truncate', type: 'boolean', default: true, meaning: 'Truncate documents over cut_off instead of dropping them.', spec: S }),
-  attrib({ name: 'check_meta_robots', key: 'checkMetaRobots', type: 'boolean', default: true, meaning: 'Obey noindex and nofollow in robots META tags.', spec: S }),
-  attrib({ name: 'obey_robots_delay', key: 'obeyRobotsDelay', type: 'boolean', default: false, meaning: 'Obey Crawl-delay in robots.txt.', spec: S }),
-  attrib({ name: 'key_file', key: 'keyFile', type: 'string', meaning: 'SSL client key file for HTTPS.', spec: S }),
-  attrib({ name: 'cert_file', key: 'certFile', type: 'string', meaning: 'X.509 client certificate file for HTTPS.', spec: S }),
-  attrib({ name: 'max_doc', key: 'maxDoc', type: 'integer', default: 100000, min: 0, sub: true, meaning: 'Documents downloaded from one site at most.', spec: S }),
-  attrib({ name: 'enforce_delay_per_ip', key: 'enforceDelayPerIp', type: 'boolean', default: true, meaning: 'Sites sharing an IP address share the delay.', spec: S }),
-  attrib({ name: 'wqfilter', key: 'wqfilter', type: 'boolean', default: true, meaning: 'Keep a URI out of the crawl queues when it is already there.', spec: S }),
-  attrib({ name: 'smfilter', key: 'smfilterBits', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter in front of the seen-URI set (0 = none).', spec: S }),
-  attrib({ name: 'mufilter', key: 'mufilterBits', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter on URIs sent to the multinode scheduler (0 = none).', spec: S }),
-  attrib({ name: 'umlogs', key: 'umlogs', type: 'boolean', default: true, meaning: 'Send all logs to the multinode scheduler.', spec: S }),
-  attrib({ name: 'sort_query_params', key: 'sortQueryParams', type: 'boolean', default: false, meaning: 'Sort query parameters by key.', spec: S }),
-  attrib({ name: 'robots_timeout', key: 'robotsTimeoutS', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download robots.txt.', spec: S }),
-  attrib({ name: 'login_timeout', key: 'loginTimeoutS', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time for a login request.', spec: S }),
+  attrib({ name: 'headers', key: 'headers', honoured: 'full', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value".', spec: S }),
+  attrib({ name: 'cut_off', key: 'cutOffBytes', honoured: 'full', type: 'integer', min: 0, unit: 'bytes', sub: true, meaning: 'Largest document; larger ones are truncated or dropped (see truncate).', spec: S }),
+  attrib({ name: 'truncate', key: 'truncate', honoured: 'full', type: 'boolean', default: true, meaning: 'Truncate documents over cut_off instead of dropping them.', spec: S }),
+  attrib({ name: 'check_meta_robots', key: 'checkMetaRobots', honoured: 'full', type: 'boolean', default: true, meaning: 'Obey noindex and nofollow in robots META tags.', spec: S }),
+  attrib({ name: 'obey_robots_delay', key: 'obeyRobotsDelay', honoured: 'full', type: 'boolean', default: false, meaning: 'Obey Crawl-delay in robots.txt.', spec: S }),
+  attrib({ name: 'key_file', key: 'keyFile', honoured: 'not', type: 'string', meaning: 'SSL client key file for HTTPS.', spec: S }),
+  attrib({ name: 'cert_file', key: 'certFile', honoured: 'not', type: 'string', meaning: 'X.509 client certificate file for HTTPS.', spec: S }),
+  attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'full', type: 'integer', default: 100000, min: 0, sub: true, meaning: 'Documents downloaded from one site at most.', spec: S }),
+  attrib({ name: 'enforce_delay_per_ip', key: 'enforceDelayPerIp', honoured: 'full', type: 'boolean', default: true, meaning: 'Sites sharing an IP address share the delay.', spec: S }),
+  attrib({ name: 'wqfilter', key: 'wqfilter', honoured: 'not', type: 'boolean', default: true, meaning: 'Keep a URI out of the crawl queues when it is already there.', spec: S }),
+  attrib({ name: 'smfilter', key: 'smfilterBits', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter in front of the seen-URI set (0 = none).', spec: S }),
+  attrib({ name: 'mufilter', key: 'mufilterBits', honoured: 'not', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter on URIs sent to the multinode scheduler (0 = none).', spec: S }),
+  attrib({ name: 'umlogs', key: 'umlogs', honoured: 'not', type: 'boolean', default: true, meaning: 'Send all logs to the multinode scheduler.', spec: S }),
+  attrib({ name: 'sort_query_params', key: 'sortQueryParams', honoured: 'full', type: 'boolean', default: false, meaning: 'Sort query parameters by key.', spec: S }),
+  attrib({ name: 'robots_timeout', key: 'robotsTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download robots.txt.', spec: S }),
+  attrib({ name: 'login_timeout', key: 'loginTimeoutS', honoured: 'not', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time for a login request.', spec: S }),
   // Spec decision: login_failed_ignore appears only in the 3.2 example. trawl
   // reads it as: keep crawling a site whose form login failed.
-  attrib({ name: 'login_failed_ignore', key: 'loginFailedIgnore', type: 'boolean', default: false, meaning: 'Crawl a site even when its form login failed (from the 3.2 example).', spec: 'MS-FSCCFG 3.2' }),
-  attrib({ name: 'send_links_to', key: 'sendLinksTo', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
-  attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie is kept.', spec: S }),
-  attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
-  attrib({ name: 'refresh_mode', key: 'refreshMode', type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
+  attrib({ name: 'login_failed_ignore', key: 'loginFailedIgnore', honoured: 'not', type: 'boolean', default: false, meaning: 'Crawl a site even when its form login failed (from the 3.2 example).', spec: 'MS-FSCCFG 3.2' }),
+  attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
+  attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'not', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie is kept.', spec: S }),
+  attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
+  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'soft runs as append, and adaptive as scratch without adaptive scheduling', values: ['soft', 'adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
 ] as const;
 
 const COLLECTION_SECTIONS = [
@@ -644,7 +644,7 @@ const COLLECTION_SECTIONS = [
 
 /** The collection scope without sub-collections: what the typed view is built from. */
 export const COLLECTION_BASE = section({
-  name: '', key: 'collection', meaning: 'A crawl collection (DomainSpecification).', spec: 'MS-FSCCFG 2.2.2',
+  name: '', key: 'collection', honoured: 'full', meaning: 'A crawl collection (DomainSpecification).', spec: 'MS-FSCCFG 2.2.2',
   attribs: COLLECTION_ATTRIBS,
   sections: COLLECTION_SECTIONS,
 });
@@ -654,13 +654,13 @@ export const COLLECTION_BASE = section({
  * rules and the rss and variable_delay sections.
  */
 export const SUBCOLLECTION: SectionDef = section({
-  name: '<subcollection>', key: 'subcollection', nameCheck: checkSectionName, meaning: 'A crawl sub-collection; also written as a <SubDomain> element.', spec: 'MS-FSCCFG 2.2.4.33',
+  name: '<subcollection>', key: 'subcollection', honoured: 'full', nameCheck: checkSectionName, meaning: 'A crawl sub-collection; also written as a <SubDomain> element.', spec: 'MS-FSCCFG 2.2.4.33',
   attribs: COLLECTION_ATTRIBS.filter((a: AttribDef) => a.sub === true),
   sections: COLLECTION_SECTIONS.filter((s: SectionDef) => s.sub === true),
 });
 
 export const SUBDOMAINS: SectionDef = section({
-  name: 'subdomains', key: 'subdomains', meaning: 'Crawl sub-collections, one section each.', spec: 'MS-FSCCFG 2.2.4.33', attribs: [], sections: [], dynamicSection: SUBCOLLECTION,
+  name: 'subdomains', key: 'subdomains', honoured: 'full', meaning: 'Crawl sub-collections, one section each.', spec: 'MS-FSCCFG 2.2.4.33', attribs: [], sections: [], dynamicSection: SUBCOLLECTION,
 });
 
 /** The whole collection scope, as the reader and validator see it. A <Node> takes this scope too. */

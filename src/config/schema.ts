@@ -24,6 +24,15 @@ export type SecretKind = 'value' | 'credentials' | 'proxy' | 'headers' | 'url';
 export type ParamType = 'boolean' | 'integer' | 'real' | 'string' | 'list-string';
 export type ParamValue = boolean | number | string | readonly string[];
 
+/**
+ * Whether this version acts on a parameter (issue 29): `full`; `not` (read,
+ * validated, then ignored); or `partly`, with what is missing in one short
+ * sentence and, when only some values are ignored, those values (a warning
+ * is given only for them). A parameter flips to `full` when the engine,
+ * service or sinks read its typed setting.
+ */
+export type Honoured = 'full' | 'not' | { readonly partly: string; readonly values?: readonly string[] };
+
 /** Where a collection-level parameter may also appear. */
 export interface AttribDef {
   readonly kind: 'attrib';
@@ -40,6 +49,8 @@ export interface AttribDef {
   readonly meaning: string;
   /** The spec section, e.g. `MS-FSCCFG 2.2.3`, or `trawl extension`. */
   readonly spec: string;
+  /** Whether this version honours the parameter; required so that every entry says. */
+  readonly honoured: Honoured;
   readonly unit?: string;
   /** Allowed values (for list-string: allowed members). Compared case-sensitively unless `caseInsensitive`. */
   readonly allowed?: readonly string[];
@@ -65,6 +76,8 @@ export interface SectionDef {
   readonly key: string;
   readonly meaning: string;
   readonly spec: string;
+  /** `not`: the whole section is ignored (one warning for it); otherwise its attribs say. */
+  readonly honoured: Honoured;
   readonly attribs: readonly AttribDef[];
   readonly sections: readonly SectionDef[];
   readonly dynamicAttrib?: AttribDef;
