@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { TrawlError } from '../core/errors.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { effectiveTree, resolveSettings } from '../config/effective.ts';
+import { configWarnings } from '../config/honoured.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { encryptSecret, generateKeyBytes, keyFilePath, loadKeyFile, redactCollection } from '../config/secrets.ts';
@@ -54,7 +55,9 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
       let failed = false;
       const all: Record<string, unknown>[] = [];
       for (const file of files) {
-        const r = readConfigFile(file);
+        const read = readConfigFile(file);
+        // A file that reads without errors is also checked for what this version ignores.
+        const r = hasErrors(read.diagnostics) ? read : { ...read, diagnostics: [...read.diagnostics, ...read.document.collections.flatMap(configWarnings)] };
         const bad = hasErrors(r.diagnostics) || (opts.strict === true && r.diagnostics.length > 0);
         failed ||= bad;
         if (opts.json) {

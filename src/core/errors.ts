@@ -58,6 +58,10 @@ export const ERROR_CODES = {
     summary: 'A setting of the Elastic crawler YAML has no trawl equivalent yet (reported, never dropped silently).',
     exitCode: 65,
   },
+  TRAWL_ERR_CONFIG_NOT_HONOURED: {
+    summary: 'A parameter is set that this version reads and checks but does not (or only partly) act on (a warning; an error with --strict).',
+    exitCode: 65,
+  },
   TRAWL_ERR_CONFIG_MASKED: {
     summary: 'A configuration sent back (CollectionAdd) holds the mask ******** where the collection has no stored secret to keep.',
     exitCode: 65,

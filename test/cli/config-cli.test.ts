@@ -52,7 +52,8 @@ describe('trawl CLI', () => {
 
   it('config validate lists every error with file, line and column, and exits 65', () => {
     const bad = write('bad.xml', collection('    <attrib name="dealy" type="real"> 2 </attrib>\n    <attrib name="max_pending" type="integer"> two </attrib>\n    <section name="storage"><attrib name="datastore" type="string">tape</attrib></section>'));
-    const good = write('good.xml', collection('    <attrib name="delay" type="real"> 2 </attrib>'));
+    // With a scope: a collection without include rules is warned about (issue 29).
+    const good = write('good.xml', collection('    <attrib name="delay" type="real"> 2 </attrib>\n    <section name="include_domains"><attrib name="suffix" type="list-string"><member>example.com</member></attrib></section>'));
     const r = trawl(['config', 'validate', bad, good]);
     assert.equal(r.code, 65);
     const lines = r.err.trim().split('\n');
