@@ -17,6 +17,7 @@ import { readConfigFile } from '../config/load.ts';
 import { mergeSections } from '../config/merge.ts';
 import { emptyCollection, emptySection, type CollectionConfig, type SectionNode } from '../config/model.ts';
 import { checkRules } from '../config/rules.ts';
+import { honouredWarnings } from '../config/honoured.ts';
 import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import type { CollectionCrawl, CycleSummary, Progress } from '../engine/crawler.ts';
@@ -159,6 +160,8 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
             for (const d of problems) io.err(formatDiagnostic(d));
             throw trawlError('CRAWL_ONE_SHOT_CONFLICT', { name: raw.name });
           }
+          // What the configuration asks for that this version ignores (issue 29), as written by the user.
+          for (const d of honouredWarnings(raw)) io.err(formatDiagnostic(d));
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
           const runtime = openCollectionRuntime({
             config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,

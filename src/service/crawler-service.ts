@@ -27,6 +27,7 @@ import { resolveSettings } from '../config/effective.ts';
 import { mergeCollections } from '../config/merge.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { checkRules } from '../config/rules.ts';
+import { honouredWarnings } from '../config/honoured.ts';
 import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
@@ -136,6 +137,8 @@ export class CrawlerService {
   /** Opens a collection's runtime from its stored state (`status`, `extra` as the crawl store holds them) and starts its runner. */
   private startCollection(config: CollectionConfig, status: string, extra: unknown): ManagedCollection {
     const settings = resolveSettings(config, this.nodeOpt());
+    // Added or loaded: what the configuration asks for that this version ignores (issue 29).
+    for (const d of honouredWarnings(config)) this.o.log.warn({ collection: config.name, param: d.param, code: d.code }, d.message);
     const mc = new ManagedCollection({
       config, settings, status, state: decodeOperatorState(extra), store: this.o.store, log: this.o.log, statsCycles: this.o.statsCycles ?? 2, now: this.now,
     });
