@@ -5,7 +5,7 @@
  */
 
 import { listRegistry, type RegistryEntry } from './registry.ts';
-import type { AttribDef, ParamValue, SecretKind } from './schema.ts';
+import type { AttribDef, Honoured, ParamValue, SecretKind } from './schema.ts';
 
 /** What the reference says of each kind of secret (secrets.ts maskValue). */
 const SECRET_NOTE: Record<SecretKind, string> = {
@@ -40,6 +40,13 @@ function formatType(def: AttribDef): string {
   return `${def.type}${allowed}${range}${def.unit ? ` (${def.unit})` : ''}`;
 }
 
+/** The "Honoured" column: whether this version acts on the parameter (registry `honoured`). */
+export function formatHonoured(h: Honoured): string {
+  if (h === 'full') return '✓';
+  if (h === 'not') return 'no';
+  return `partly: ${h.partly}`;
+}
+
 const PLACE_LABEL: Record<string, string> = { collection: 'C', subcollection: 'S', node: 'N', login: 'L' };
 
 function places(e: RegistryEntry): string {
@@ -54,6 +61,7 @@ export function renderConfigReference(): string {
     'Where: **C** collection, **S** sub-collection (`SubDomain` / `subdomains`), **N** `<Node>` override, **L** login (`Login` / `logins`).',
     'Names in `<angle brackets>` are chosen by the user (a status code, a destination, a time slot, …).',
     'Units are given in brackets; a code name such as `delayS` carries the same unit.',
+    'Honoured: ✓ this version acts on the parameter; "partly" says what it does not do; "no" means it is read and checked, then ignored. `trawl config validate` warns for every such parameter a configuration sets to a value other than its default (an error with `--strict`), and `trawl crawl` and the daemon repeat the warnings when the collection starts.',
     '',
   ];
   let table: string[] = [];
@@ -63,7 +71,7 @@ export function renderConfigReference(): string {
       out.push(heading, '');
       return;
     }
-    out.push(heading, '', '| Parameter | Type | Default | Where | Meaning |', '|---|---|---|---|---|', ...table, '');
+    out.push(heading, '', '| Parameter | Type | Default | Where | Honoured | Meaning |', '|---|---|---|---|---|---|', ...table, '');
     table = [];
   };
   heading = '#### Collection parameters (MS-FSCCFG 2.2.3)';
@@ -71,11 +79,12 @@ export function renderConfigReference(): string {
     if (e.def.kind === 'section') {
       flush();
       const note = e.def.defaults ? ` Defaults: ${Object.entries(e.def.defaults).map(([k, v]) => `\`${k}\` = \`${String(v)}\``).join(', ')}.` : '';
-      heading = `#### Section \`${e.path}\` (${e.def.spec}, where: ${places(e)})\n\n${e.def.meaning}${note}`;
+      const honoured = e.def.honoured === 'full' ? '' : ` Honoured: ${formatHonoured(e.def.honoured)}.`;
+      heading = `#### Section \`${e.path}\` (${e.def.spec}, where: ${places(e)})\n\n${e.def.meaning}${note}${honoured}`;
       continue;
     }
     const name = e.def.aliases?.length ? `\`${e.path}\` (also read: ${e.def.aliases.map((a) => `\`${a}\``).join(', ')})` : `\`${e.path}\``;
-    table.push(`| ${cell(name)} | ${cell(formatType(e.def))} | ${cell(formatDefault(e.def))} | ${places(e)} | ${cell(e.def.meaning)}${e.def.secret ? SECRET_NOTE[e.def.secret] : ''} |`);
+    table.push(`| ${cell(name)} | ${cell(formatType(e.def))} | ${cell(formatDefault(e.def))} | ${places(e)} | ${cell(formatHonoured(e.def.honoured))} | ${cell(e.def.meaning)}${e.def.secret ? SECRET_NOTE[e.def.secret] : ''} |`);
   }
   flush();
   out.push(REFERENCE_END);

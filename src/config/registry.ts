@@ -317,8 +317,8 @@ const LIMITS = section({
   attribs: [
     attrib({ name: 'disk_free', key: 'diskFreePct', honoured: 'full', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk (of the data directory\'s filesystem) below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
     attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', honoured: 'full', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free: refresh-only mode ends at disk_free + disk_free_slack free.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'not', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off). Not honoured by trawl: a warning says so.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'not', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc. Not honoured by trawl.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'not', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off); not honoured yet.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'not', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc; not honoured yet.', spec: 'MS-FSCCFG 2.2.4.18' }),
   ],
 });
 
@@ -481,8 +481,8 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
     attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
     attrib({ name: 'connect_timeout', key: 'connectTimeoutS', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
-    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'not', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle stops after this long.', spec: X }),
-    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'not', type: 'integer', min: 1, meaning: 'A refresh cycle stops after this many unique URLs.', spec: X }),
+    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'not', type: 'integer', min: 1, unit: 's', meaning: 'Meant to stop a refresh cycle after this long; not honoured yet: nothing stops a cycle by time.', spec: X }),
+    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'not', type: 'integer', min: 1, meaning: 'Meant to stop a refresh cycle after this many unique URLs; not honoured yet.', spec: X }),
     attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
     attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', honoured: 'not', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
     attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),
