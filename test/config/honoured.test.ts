@@ -40,7 +40,7 @@ describe('registry: honoured statuses', () => {
       assert.equal(byPath.get(p), 'not', p);
     }
     for (const p of ['delay', 'limits.disk_free', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
-    assert.deepEqual((byPath.get('refresh_mode') as { values: string[] }).values, ['soft', 'adaptive']);
+    assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['soft', 'adaptive']);
   });
 });
 
