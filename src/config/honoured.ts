@@ -35,6 +35,12 @@ function attribIgnored(def: AttribDef, value: ParamValue, defaultValue: ParamVal
   return members.some((m) => h.values!.includes(m));
 }
 
+/** As the XML writes it (yes/no, members joined), cut short: a warning is one line. */
+function showValue(v: ParamValue): string {
+  const text = typeof v === 'boolean' ? (v ? 'yes' : 'no') : Array.isArray(v) ? v.join(', ') : String(v);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
 function isEmpty(node: SectionNode): boolean {
   return node.attribs.size === 0 && [...node.sections.values()].every(isEmpty);
 }
@@ -63,7 +69,7 @@ export function honouredWarnings(c: CollectionConfig): Diagnostic[] {
       const dflt = fixed ? a.default : def.defaults?.[name];
       if (!attribIgnored(a, value, dflt)) continue;
       const p = path + name;
-      warn(p, locPrefix + p, honouredNote(a.honoured)!, `${p} = ${Array.isArray(value) ? value.join(', ') : String(value)}`.slice(0, 200));
+      warn(p, locPrefix + p, honouredNote(a.honoured)!, `${p} = ${showValue(value)}`);
     }
     for (const [name, child] of node.sections) {
       const d = def.sections.find((x) => x.name === name) ?? def.dynamicSection;
