@@ -17,6 +17,7 @@
 import type { Diagnostic } from './diagnostics.ts';
 import { locationOf, sameValue, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION } from './registry.ts';
+import { maskValue } from './secrets.ts';
 import type { AttribDef, Honoured, ParamValue, SectionDef } from './schema.ts';
 
 /** What a warning says after the parameter: what is missing. */
@@ -69,7 +70,8 @@ export function honouredWarnings(c: CollectionConfig): Diagnostic[] {
       const dflt = fixed ? a.default : def.defaults?.[name];
       if (!attribIgnored(a, value, dflt)) continue;
       const p = path + name;
-      warn(p, locPrefix + p, honouredNote(a.honoured)!, `${p} = ${showValue(value)}`);
+      // Secrets (proxy passwords, credentials) are masked: warnings are printed and logged.
+      warn(p, locPrefix + p, honouredNote(a.honoured)!, `${p} = ${showValue(maskValue(a, value))}`);
     }
     for (const [name, child] of node.sections) {
       const d = def.sections.find((x) => x.name === name) ?? def.dynamicSection;

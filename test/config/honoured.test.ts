@@ -82,6 +82,13 @@ describe('honouredWarnings', () => {
     assert.match(ds[0]!.message, /proxy = proxy\.example\.com:3128 is not honoured/);
   });
 
+  it('masks secrets in what it quotes', () => {
+    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="proxy" type="list-string"><member>http://pu:ProxyPw@proxy.example.com:3128</member></attrib>`));
+    assert.equal(ds.length, 1);
+    assert.doesNotMatch(ds[0]!.message, /ProxyPw/);
+    assert.match(ds[0]!.message, /proxy\.example\.com:3128/);
+  });
+
   it('stays quiet for honoured parameters and for values equal to the default', () => {
     const c = read(`${SCOPE}\n    <attrib name="delay" type="real">2</attrib>\n    <attrib name="use_cookies" type="boolean">no</attrib>\n    <attrib name="refresh_mode" type="string">append</attrib>\n    <section name="http_errors"><attrib name="404" type="string">DELETE:0</attrib></section>`);
     assert.deepEqual(honouredWarnings(c), []);
