@@ -54,6 +54,15 @@ describe('warnings for parameters this version does not honour', () => {
     assert.match(r.err, /noscope\.xml:3:3: warning TRAWL_ERR_CONFIG_RULE: collection "c", include_domains: the collection has no scope: .*add an include_domains section/);
   });
 
+  it('Elastic YAML keys that map onto parameters this version ignores are warned about at their YAML line', () => {
+    const yml = join(tmp, 'elastic.yml');
+    writeFileSync(yml, 'domains:\n  - url: https://example.com\nmax_duration: 3600\nmax_title_size: 100\n');
+    const r = trawl(['config', 'validate', yml]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /elastic\.yml:3:\d+: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "elastic", trawl_limits\.max_crawl_duration: .*not honoured/);
+    assert.match(r.err, /elastic\.yml:4:\d+: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "elastic", trawl_limits\.max_title_bytes:/);
+  });
+
   it('trawl crawl prints them on stderr when the collection starts', () => {
     const file = write('crawl.xml', `${START}\n    <attrib name="use_cookies" type="boolean">yes</attrib>\n${SCOPE}`);
     const r = trawl(['crawl', file, '--data', join(tmp, 'data'), '--max-pages', '1']);
