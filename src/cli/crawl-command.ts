@@ -161,7 +161,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
             throw trawlError('CRAWL_ONE_SHOT_CONFLICT', { name: raw.name });
           }
           // What the configuration asks for that this version ignores (issue 29), as written by the user.
-          for (const d of honouredWarnings(raw)) io.err(formatDiagnostic(d));
+          for (const d of honouredWarnings(raw, opts.node ?? null)) io.err(formatDiagnostic(d));
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
           const runtime = openCollectionRuntime({
             config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,

@@ -51,8 +51,10 @@ function isEmpty(node: SectionNode): boolean {
  * that this version does not fully honour, as warnings naming the parameter,
  * where it was written and what is missing. A parameter set both in the
  * collection and in a <Node> override is reported for each place.
+ * `node`: absent, every <Node> override is looked at (config validate); a
+ * name, only that node's (the one that crawls); null, none.
  */
-export function honouredWarnings(c: CollectionConfig): Diagnostic[] {
+export function honouredWarnings(c: CollectionConfig, node?: string | null): Diagnostic[] {
   const out: Diagnostic[] = [];
   const warn = (path: string, locPath: string, note: string, what: string): void => {
     const location = locationOf(c, locPath) ?? locationOf(c, '');
@@ -85,7 +87,7 @@ export function honouredWarnings(c: CollectionConfig): Diagnostic[] {
     }
   };
   walk(COLLECTION, c.root, '', '');
-  for (const [node, tree] of c.nodes) walk(COLLECTION, tree, '', `@node:${node}.`);
+  for (const [name, tree] of c.nodes) if (node === undefined || node === name) walk(COLLECTION, tree, '', `@node:${name}.`);
   return out;
 }
 

@@ -138,7 +138,7 @@ export class CrawlerService {
   private startCollection(config: CollectionConfig, status: string, extra: unknown): ManagedCollection {
     const settings = resolveSettings(config, this.nodeOpt());
     // Added or loaded: what the configuration asks for that this version ignores (issue 29).
-    for (const d of honouredWarnings(config)) this.o.log.warn({ collection: config.name, param: d.param, code: d.code }, d.message);
+    for (const d of honouredWarnings(config, this.o.nodeName ?? null)) this.o.log.warn({ collection: config.name, param: d.param, code: d.code }, d.message);
     const mc = new ManagedCollection({
       config, settings, status, state: decodeOperatorState(extra), store: this.o.store, log: this.o.log, statsCycles: this.o.statsCycles ?? 2, now: this.now,
     });

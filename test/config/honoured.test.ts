@@ -113,6 +113,10 @@ describe('honouredWarnings', () => {
     const ds = honouredWarnings(c);
     assert.deepEqual(ds.map((d) => d.param).sort(), ['subdomains.s.use_javascript', 'use_cookies']);
     assert.equal(ds.find((d) => d.param === 'use_cookies')!.location?.line, 6);
+    // A crawl as node n2, or as no node, does not use n1's override.
+    assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.use_javascript']);
+    assert.deepEqual(honouredWarnings(c, null).map((d) => d.param), ['subdomains.s.use_javascript']);
+    assert.equal(honouredWarnings(c, 'n1').length, 2);
   });
 });
 
