@@ -46,10 +46,30 @@ function oneShotTree(): SectionNode {
   return t;
 }
 
+/** The one-shot options of `trawl crawl URL…`, set in the collection built from the URLs. */
+export interface UrlCrawlOptions {
+  /** `delay`, seconds. */
+  readonly delayS?: number;
+  /** `crawlmode` `mode` DEPTH:n: page hops from a start URI. */
+  readonly depth?: number;
+  /** The User-Agent header line (`headers`). */
+  readonly userAgent?: string;
+  /** `use_sitemaps`. */
+  readonly sitemaps?: boolean;
+}
+
 /** A collection that crawls the given URLs, scoped to their own sites (hosts and ports). */
-export function collectionForUrls(urls: readonly string[]): CollectionConfig {
+export function collectionForUrls(urls: readonly string[], o: UrlCrawlOptions = {}): CollectionConfig {
   const c = emptyCollection(`crawl-${new URL(urls[0]!).hostname.replace(/[^A-Za-z0-9.-]/g, '_')}`);
   c.root.attribs.set('start_uris', [...urls]);
+  if (o.delayS !== undefined) c.root.attribs.set('delay', o.delayS);
+  if (o.userAgent !== undefined) c.root.attribs.set('headers', [`User-Agent: ${o.userAgent}`]);
+  if (o.sitemaps !== undefined) c.root.attribs.set('use_sitemaps', o.sitemaps);
+  if (o.depth !== undefined) {
+    const mode = emptySection();
+    mode.attribs.set('mode', `DEPTH:${o.depth}`);
+    c.root.sections.set('crawlmode', mode);
+  }
   const hosts = [...new Set(urls.map((u) => new URL(u).hostname.toLowerCase()))];
   const include = emptySection();
   include.attribs.set('exact', hosts);
@@ -152,6 +172,29 @@ function feedTimeoutS(text: string): number {
   return n;
 }
 
+/**
+ * `--delay`, `--depth`, `--user-agent`, `--sitemaps`: only for URLs given on
+ * the command line (a configuration file says these itself).
+ */
+function urlCrawlOptions(opts: { delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }, hasUrls: boolean): UrlCrawlOptions {
+  const given = (['delay', 'depth', 'userAgent', 'sitemaps'] as const).filter((k) => opts[k] !== undefined);
+  if (given.length && !hasUrls) {
+    throw new TrawlError('TRAWL_ERR_USAGE', `${given.map((k) => `--${k === 'userAgent' ? 'user-agent' : k}`).join(', ')} apply to the URLs given on the command line; set them in the configuration file instead`);
+  }
+  let delayS: number | undefined;
+  if (opts.delay !== undefined) {
+    delayS = Number(opts.delay);
+    if (opts.delay.trim() === '' || !Number.isFinite(delayS) || delayS < 0) throw new TrawlError('TRAWL_ERR_USAGE', `--delay must be a number of seconds of at least 0, not ${JSON.stringify(opts.delay)}`);
+  }
+  if (opts.userAgent !== undefined && (opts.userAgent.trim() === '' || /[\r\n]/.test(opts.userAgent))) throw new TrawlError('TRAWL_ERR_USAGE', '--user-agent must be one non-empty line');
+  return {
+    ...(delayS !== undefined ? { delayS } : {}),
+    ...(opts.depth !== undefined ? { depth: wholeNumberOption('--depth', opts.depth, 0) } : {}),
+    ...(opts.userAgent !== undefined ? { userAgent: opts.userAgent.trim() } : {}),
+    ...(opts.sitemaps !== undefined ? { sitemaps: opts.sitemaps } : {}),
+  };
+}
+
 /** Whether a collection has a console sink: then standard output carries its documents and nothing else. */
 function hasConsoleSink(sinks: Readonly<Record<string, { readonly type?: string | undefined }>>): boolean {
   return Object.values(sinks).some((k) => k.type === 'console');
@@ -216,7 +259,11 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--node <name>', 'apply the <Node> overrides of this node scheduler')
     .option('--json', 'print the summary as JSON')
     .option('--feed-timeout <s>', 'seconds the end of the crawl waits for failing sinks; then it exits with status 3 and the documents wait for the next run', String(FEED_TIMEOUT_S))
-    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string }) => {
+    .option('--delay <s>', 'URLs only: seconds between two requests to one site (default 1)')
+    .option('--depth <n>', 'URLs only: follow links at most this many page hops from the URLs (crawlmode DEPTH:n)')
+    .option('--user-agent <s>', 'URLs only: the User-Agent header sent (robots.txt groups follow its product token)')
+    .option('--sitemaps', 'URLs only: find and read the sites\' sitemaps (use_sitemaps)')
+    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
       const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
       const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
       const feedTimeout = feedTimeoutS(opts.feedTimeout);
@@ -225,6 +272,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
       const bad = urls.filter((u) => !parseUrl(u));
       if (bad.length) throw trawlError('CRAWL_BAD_URL', { urls: bad.join(', ') });
+      const oneShot = urlCrawlOptions(opts, urls.length > 0);
       const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
       let firstError: Diagnostic | undefined;
       for (const file of inputs.filter((i) => !/^https?:\/\//i.test(i))) {
@@ -234,7 +282,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
         for (const c of r.document.collections) collections.push({ config: c, baseDir: dirname(resolvePath(file)) });
       }
       if (firstError) throw new TrawlError(firstError.code, 'the configuration has errors (listed above); nothing was crawled');
-      if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href)), baseDir: process.cwd() });
+      if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href), oneShot), baseDir: process.cwd() });
       if (collections.length === 0) throw trawlError('CRAWL_NOTHING', {});
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
