@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
 import { TrawlError, trawlError } from '../core/errors.ts';
+import { describeSkipCode } from '../core/skip-codes.ts';
 import { parseUrl } from '../core/url.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
@@ -20,7 +21,7 @@ import { checkRules } from '../config/rules.ts';
 import { honouredWarnings } from '../config/honoured.ts';
 import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
-import type { CollectionCrawl, CycleSummary, Progress } from '../engine/crawler.ts';
+import type { CollectionCrawl, CrawlEvent, CycleSummary, Progress } from '../engine/crawler.ts';
 import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
@@ -46,10 +47,30 @@ function oneShotTree(): SectionNode {
   return t;
 }
 
+/** The one-shot options of `trawl crawl URL…`, set in the collection built from the URLs. */
+export interface UrlCrawlOptions {
+  /** `delay`, seconds. */
+  readonly delayS?: number;
+  /** `crawlmode` `mode` DEPTH:n: page hops from a start URI. */
+  readonly depth?: number;
+  /** The User-Agent header line (`headers`). */
+  readonly userAgent?: string;
+  /** `use_sitemaps`. */
+  readonly sitemaps?: boolean;
+}
+
 /** A collection that crawls the given URLs, scoped to their own sites (hosts and ports). */
-export function collectionForUrls(urls: readonly string[]): CollectionConfig {
+export function collectionForUrls(urls: readonly string[], o: UrlCrawlOptions = {}): CollectionConfig {
   const c = emptyCollection(`crawl-${new URL(urls[0]!).hostname.replace(/[^A-Za-z0-9.-]/g, '_')}`);
   c.root.attribs.set('start_uris', [...urls]);
+  if (o.delayS !== undefined) c.root.attribs.set('delay', o.delayS);
+  if (o.userAgent !== undefined) c.root.attribs.set('headers', [`User-Agent: ${o.userAgent}`]);
+  if (o.sitemaps !== undefined) c.root.attribs.set('use_sitemaps', o.sitemaps);
+  if (o.depth !== undefined) {
+    const mode = emptySection();
+    mode.attribs.set('mode', `DEPTH:${o.depth}`);
+    c.root.sections.set('crawlmode', mode);
+  }
   const hosts = [...new Set(urls.map((u) => new URL(u).hostname.toLowerCase()))];
   const include = emptySection();
   include.attribs.set('exact', hosts);
@@ -62,17 +83,148 @@ function formatDuration(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-function progressLine(name: string, p: Progress): string {
+function progressLine(name: string, p: Progress, feeder: Feeder | undefined): string {
   const rate = p.elapsedMs > 0 ? (p.requests / (p.elapsedMs / 1000)).toFixed(1) : '0.0';
-  return `${name}: ${p.requests} pages, ${rate}/s, ${p.queued} queued, ${p.inFlight} in flight, ${p.errors} errors, ${p.activeSites} active sites, ${formatDuration(p.elapsedMs)}`;
+  return `${name}: ${p.requests} pages, ${rate}/s, ${p.queued} queued, ${p.inFlight} in flight, ${p.errors} errors, ${p.activeSites} active sites, ${formatDuration(p.elapsedMs)}${feedingStatus(feeder)}`;
 }
 
-/** How long the end of a one-shot crawl waits for its sinks to take what the cycle fed. */
-const FEED_DRAIN_MS = 120_000;
+/** The sinks' trouble for the progress line: empty while they take what they are given. */
+export function feedingStatus(feeder: Feeder | undefined, nowMs = Date.now()): string {
+  if (!feeder || feeder.failures === 0) return '';
+  const inS = Math.max(0, Math.ceil((feeder.retryAtMs - nowMs) / 1000));
+  return `; feeding failed ${feeder.failures}× (${maskText(feeder.lastError ?? 'a sink failed')}), next try in ${inS} s`;
+}
+
+/** How long the end of a one-shot crawl waits for its sinks to take what the cycle fed, by default (`--feed-timeout`). */
+const FEED_TIMEOUT_S = 60;
 
 type FeedingSummary = Feeder['counters'] & { waiting: number; lastError?: string };
 
-function summaryText(s: CycleSummary & { feeding?: FeedingSummary }): string {
+/** Where a collection's output is, for the summary: the paths a user opens next. */
+export interface OutputPaths {
+  /** The event log (JSON lines). */
+  readonly log: string;
+  /** The content store of the collection: the stored documents. */
+  readonly documents: string;
+  /** The crawl store (SQLite). */
+  readonly store: string;
+}
+
+export function outputPaths(dataDir: string, collection: string): OutputPaths {
+  const data = resolvePath(dataDir);
+  return { log: join(data, 'logs', 'crawl.log'), documents: join(data, 'content', collection), store: join(data, 'trawl.db') };
+}
+
+/** One line per skip code the summary printed: what it means and what to do (core/skip-codes.ts). */
+export function skipLegend(s: Pick<CycleSummary, 'uriSkips' | 'docSkips'>): string[] {
+  const lines: string[] = [];
+  for (const code of [...Object.keys(s.uriSkips), ...Object.keys(s.docSkips)]) {
+    const d = describeSkipCode(code);
+    if (d) lines.push(`    ${code}: ${d.meaning}; what to do: ${d.action}`);
+  }
+  return lines;
+}
+
+/**
+ * What a collection's start URIs became in this run: the reason of each
+ * one that was refused or failed. Only skip and error events are looked
+ * at (one Set lookup each), never successful fetches.
+ */
+export class StartUriWatch {
+  private readonly uris: ReadonlySet<string>;
+  readonly reasons = new Map<string, string>();
+
+  constructor(uris: readonly string[]) {
+    this.uris = new Set(uris.map((u) => parseUrl(u)?.href ?? u));
+  }
+
+  get size(): number {
+    return this.uris.size;
+  }
+
+  note(e: CrawlEvent): void {
+    if ((e.type === 'skip' || e.type === 'error') && e.url !== undefined && this.uris.has(e.url)) this.reasons.set(e.url, `${e.code !== undefined ? `${e.code}: ` : ''}${maskText(e.message)}`);
+  }
+
+  /** Every start URI was refused or failed. */
+  get allFailed(): boolean {
+    return this.uris.size > 0 && this.reasons.size === this.uris.size;
+  }
+}
+
+/**
+ * The rule of a failed one-shot crawl (README, *trawl crawl*, "Exit
+ * status"): nothing was stored or found unchanged in this run, and either
+ * every start URI was refused or failed, or a cycle that started in this
+ * run ended complete. A cycle stopped by a signal or --max-pages, or a
+ * resumed one whose documents were stored earlier, is not a failure.
+ */
+export function crawlFailure(s: CycleSummary, watch: StartUriWatch): string | undefined {
+  if (s.stored + s.unchanged > 0 || s.stoppedBy === 'signal') return undefined;
+  if (watch.allFailed) return watch.size === 1 ? 'its start URI was refused or failed' : `all ${watch.size} start URIs were refused or failed`;
+  if (s.complete && !s.resumed && s.stoppedBy === 'done') return 'the cycle fetched no document';
+  return undefined;
+}
+
+/** `--feed-timeout S`: seconds, 0 or more (fractions allowed), or a usage error that names the flag. */
+function feedTimeoutS(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new TrawlError('TRAWL_ERR_USAGE', `--feed-timeout must be a number of seconds of at least 0, not ${JSON.stringify(text)}`);
+  return n;
+}
+
+/**
+ * `--delay`, `--depth`, `--user-agent`, `--sitemaps`: only for URLs given on
+ * the command line (a configuration file says these itself).
+ */
+function urlCrawlOptions(opts: { delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }, hasUrls: boolean): UrlCrawlOptions {
+  const given = (['delay', 'depth', 'userAgent', 'sitemaps'] as const).filter((k) => opts[k] !== undefined);
+  if (given.length && !hasUrls) {
+    throw new TrawlError('TRAWL_ERR_USAGE', `${given.map((k) => `--${k === 'userAgent' ? 'user-agent' : k}`).join(', ')} apply to the URLs given on the command line; set them in the configuration file instead`);
+  }
+  let delayS: number | undefined;
+  if (opts.delay !== undefined) {
+    delayS = Number(opts.delay);
+    if (opts.delay.trim() === '' || !Number.isFinite(delayS) || delayS < 0) throw new TrawlError('TRAWL_ERR_USAGE', `--delay must be a number of seconds of at least 0, not ${JSON.stringify(opts.delay)}`);
+  }
+  if (opts.userAgent !== undefined && (opts.userAgent.trim() === '' || /[\r\n]/.test(opts.userAgent))) throw new TrawlError('TRAWL_ERR_USAGE', '--user-agent must be one non-empty line');
+  return {
+    ...(delayS !== undefined ? { delayS } : {}),
+    ...(opts.depth !== undefined ? { depth: wholeNumberOption('--depth', opts.depth, 0) } : {}),
+    ...(opts.userAgent !== undefined ? { userAgent: opts.userAgent.trim() } : {}),
+    ...(opts.sitemaps !== undefined ? { sitemaps: opts.sitemaps } : {}),
+  };
+}
+
+/** Whether a collection has a console sink: then standard output carries its documents and nothing else. */
+function hasConsoleSink(sinks: Readonly<Record<string, { readonly type?: string | undefined }>>): boolean {
+  return Object.values(sinks).some((k) => k.type === 'console');
+}
+
+/**
+ * What ends a run badly, after the summaries were printed: each collection
+ * that stored nothing (with each start URI's reason on stderr), then each
+ * whose sinks did not take its documents in time. The first becomes the
+ * thrown error (its exit status); the others are printed.
+ */
+function endOfRunErrors(io: Io, runs: ReadonlyArray<{ summary: CycleSummary & { feeding?: FeedingSummary }; watch: StartUriWatch }>, feedTimeout: number, interrupted: boolean): TrawlError | undefined {
+  const errors: TrawlError[] = [];
+  for (const { summary, watch } of runs) {
+    const why = crawlFailure(summary, watch);
+    if (why === undefined) continue;
+    for (const [url, reason] of watch.reasons) io.err(`trawl: ${maskText(url)}: ${reason}`);
+    errors.push(trawlError('CRAWL_FAILED', { name: summary.collection, why }));
+  }
+  for (const { summary } of runs) {
+    const f = summary.feeding;
+    if (interrupted || !f || f.waiting === 0 || f.lastError === undefined) continue;
+    errors.push(trawlError('CRAWL_FEED_UNDELIVERED', { name: summary.collection, waiting: f.waiting, timeoutS: feedTimeout, reason: maskText(f.lastError) }));
+  }
+  for (const e of errors.slice(1)) io.err(`trawl: ${maskText(e.describe())}`);
+  return errors[0];
+}
+
+function summaryText(s: CycleSummary & { feeding?: FeedingSummary; paths?: OutputPaths }): string {
   const lines = [
     `collection ${s.collection}: cycle ${s.epoch}${s.resumed ? ' (resumed)' : ''} ${s.complete ? 'complete' : `stopped (${s.stoppedBy}); run the same command again to resume`}`,
     `  requests ${s.requests} (+${s.robotsRequests} robots.txt), stored ${s.stored}, unchanged ${s.unchanged}, duplicates ${s.duplicates}, errors ${s.errors}, deleted ${s.deleted}, retries ${s.retries}`,
@@ -90,6 +242,8 @@ function summaryText(s: CycleSummary & { feeding?: FeedingSummary }): string {
   hist('HTTP status', s.httpStatus);
   hist('URIs skipped', s.uriSkips);
   hist('documents skipped', s.docSkips);
+  lines.push(...skipLegend(s));
+  if (s.paths) lines.push(`  log ${s.paths.log}`, `  documents ${s.paths.documents}`, `  crawl store ${s.paths.store}`);
   return lines.join('\n');
 }
 
@@ -105,14 +259,21 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--max-concurrency <n>', 'requests in flight at once over all sites', '64')
     .option('--node <name>', 'apply the <Node> overrides of this node scheduler')
     .option('--json', 'print the summary as JSON')
-    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean }) => {
+    .option('--feed-timeout <s>', 'seconds the end of the crawl waits for failing sinks; then it exits with status 3 and the documents wait for the next run', String(FEED_TIMEOUT_S))
+    .option('--delay <s>', 'URLs only: seconds between two requests to one site (default 1)')
+    .option('--depth <n>', 'URLs only: follow links at most this many page hops from the URLs (crawlmode DEPTH:n)')
+    .option('--user-agent <s>', 'URLs only: the User-Agent header sent (robots.txt groups follow its product token)')
+    .option('--sitemaps', 'URLs only: find and read the sites\' sitemaps (use_sitemaps)')
+    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
       const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
       const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
+      const feedTimeout = feedTimeoutS(opts.feedTimeout);
 
       // Inputs: URLs make one collection; files may hold several.
       const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
       const bad = urls.filter((u) => !parseUrl(u));
       if (bad.length) throw trawlError('CRAWL_BAD_URL', { urls: bad.join(', ') });
+      const oneShot = urlCrawlOptions(opts, urls.length > 0);
       const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
       let firstError: Diagnostic | undefined;
       for (const file of inputs.filter((i) => !/^https?:\/\//i.test(i))) {
@@ -122,7 +283,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
         for (const c of r.document.collections) collections.push({ config: c, baseDir: dirname(resolvePath(file)) });
       }
       if (firstError) throw new TrawlError(firstError.code, 'the configuration has errors (listed above); nothing was crawled');
-      if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href)), baseDir: process.cwd() });
+      if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href), oneShot), baseDir: process.cwd() });
       if (collections.length === 0) throw trawlError('CRAWL_NOTHING', {});
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
@@ -135,7 +296,10 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       for (const { config } of collections) {
         if (!(await store.getCollection(config.name))) await store.putCollection(config.name, writeConfigXml(config), Date.now());
       }
-      const summaries: Array<CycleSummary & { feeding?: FeedingSummary }> = [];
+      const summaries: Array<CycleSummary & { feeding?: FeedingSummary; paths: OutputPaths }> = [];
+      const runs: Array<{ summary: CycleSummary & { feeding?: FeedingSummary }; watch: StartUriWatch }> = [];
+      // With a console sink, standard output carries documents only: the summary goes to stderr.
+      let consoleSink = false;
       let current: CollectionCrawl | undefined;
       let interrupts = 0;
       const onSignal = (): void => {
@@ -163,6 +327,8 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           // What the configuration asks for that this version ignores (issue 29), as written by the user.
           for (const d of honouredWarnings(raw, opts.node ?? null)) io.err(formatDiagnostic(d));
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
+          consoleSink ||= hasConsoleSink(s.sinks);
+          const watch = new StartUriWatch(s.startUris ?? []);
           const runtime = openCollectionRuntime({
             config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,
             egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
@@ -177,13 +343,14 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
             onEvent: (e) => {
               // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
               if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
+              watch.note(e);
               events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
             },
           });
           current = crawl;
           const tty = process.stderr.isTTY === true && !opts.json;
           const timer = setInterval(() => {
-            const line = progressLine(config.name, crawl.progress());
+            const line = progressLine(config.name, crawl.progress(), feeder);
             if (tty) process.stderr.write(`\r\x1b[K${line}`);
             else io.err(line);
           }, tty ? 500 : 10_000);
@@ -193,10 +360,12 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
             let feeding: FeedingSummary | undefined;
             if (feeder) {
               // What the cycle queued for the sinks is sent before the command ends; what a failing sink kept is sent next run.
-              const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(FEED_DRAIN_MS);
+              const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(feedTimeout * 1000);
               feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
             }
-            summaries.push({ ...summary, ...(feeding ? { feeding } : {}) });
+            const done = { ...summary, ...(feeding ? { feeding } : {}) };
+            summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
+            runs.push({ summary: done, watch });
           } finally {
             clearInterval(timer);
             if (tty) process.stderr.write('\r\x1b[K');
@@ -209,8 +378,11 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
         await store.close();
         await logFile.close();
       }
-      if (opts.json) io.out(JSON.stringify({ data: resolvePath(opts.data), collections: summaries }, null, 2));
-      else for (const s of summaries) io.out(summaryText(s));
+      const print = (line: string): void => (consoleSink ? io.err(line) : io.out(line));
+      if (opts.json) print(JSON.stringify({ data: resolvePath(opts.data), collections: summaries }, null, 2));
+      else for (const s of summaries) print(summaryText(s));
+      const failed = endOfRunErrors(io, runs, feedTimeout, interrupts > 0);
+      if (failed) throw failed;
       setExit(0);
     });
 }

@@ -9,6 +9,7 @@ import { ERROR_CODES, isTrawlError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
 import { maskText } from '../config/secrets.ts';
 import { registerConfigCommands } from './config-commands.ts';
+import { registerCodesCommand } from './codes-command.ts';
 import { registerCrawlCommand } from './crawl-command.ts';
 import { registerUrltestCommand } from './urltest-command.ts';
 import { registerServeCommand } from './serve-command.ts';
@@ -30,6 +31,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
   registerServeCommand(program, io, setExit);
   registerAdminCommand(program, io, setExit);
   registerConfigCommands(program, io, setExit);
+  registerCodesCommand(program, io, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

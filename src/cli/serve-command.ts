@@ -57,6 +57,21 @@ function uriFileFolder(data: string, given: string | undefined): string {
   return resolvePath(given);
 }
 
+/**
+ * Listens, or throws SERVE_ADDRESS_IN_USE (its own exit status) when another
+ * process holds the address, after `release` stopped what was started.
+ * Other listen errors are thrown as they are.
+ */
+async function listenOrExplain(server: { listen(o: { host: string; port: number }): Promise<string> }, host: string, port: number, release: () => Promise<void>): Promise<string> {
+  try {
+    return await server.listen({ host, port });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    await release();
+    throw trawlError('SERVE_ADDRESS_IN_USE', { host, port });
+  }
+}
+
 interface ServeOptions {
   data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string;
   uriFileDir?: string; allowHost: string[]; maxRequestBytes: string; maxConnections: string; headersTimeoutMs: string; requestTimeoutMs: string; keepAliveTimeoutMs: string;
@@ -138,7 +153,10 @@ With --token-file every request needs "Authorization: Bearer <token>";
         process.on('SIGTERM', () => onSignal('SIGTERM'));
       });
       await service.start();
-      const address = await server.listen({ host: opts.host, port });
+      const address = await listenOrExplain(server, opts.host, port, async () => {
+        await service.stop();
+        await store.close();
+      });
       log.info({ address }, 'admin server listening (POST /RPC2)');
       io.err(`trawl: serving MS-FSCADM XML-RPC at ${address}/RPC2 (data in ${opts.data})`);
       const signal = await signalled;

@@ -32,6 +32,15 @@ export const ERROR_CODES = {
     exitCode: 75,
   },
   TRAWL_ERR_INTERNAL: { summary: 'A bug in trawl. Please report it with the message.', exitCode: 70 },
+  TRAWL_ERR_CRAWL_FAILED: {
+    summary: '`trawl crawl` stored nothing: every start URI was refused or failed, or the cycle fetched no document; each start URI\'s reason is printed above it.',
+    exitCode: 1,
+  },
+  TRAWL_ERR_FEED_UNDELIVERED: {
+    summary: 'A sink did not take the documents within `trawl crawl --feed-timeout`; they wait in the outbox and the next run (or `trawl serve`) delivers them.',
+    exitCode: 3,
+  },
+  TRAWL_ERR_ADDRESS_IN_USE: { summary: 'The address and port `trawl serve` was told to listen on are in use by another process.', exitCode: 69 },
 
   TRAWL_ERR_CONFIG_XML: { summary: 'The configuration is not well-formed XML 1.0.', exitCode: 65 },
   TRAWL_ERR_CONFIG_DTD: { summary: 'The configuration has a DOCTYPE or entity declaration; trawl refuses them.', exitCode: 65 },
@@ -189,6 +198,18 @@ export const ERROR_MESSAGES = {
   SERVE_URI_FILE_DIR_UNREADABLE: { code: 'TRAWL_ERR_IO', template: '--uri-file-dir {dir}: {reason}' },
   SERVE_URI_FILE_DIR_NOT_DIR: { code: 'TRAWL_ERR_USAGE', template: '--uri-file-dir {dir} is not a directory' },
   SERVE_TIMEOUTS: { code: 'TRAWL_ERR_USAGE', template: '--request-timeout-ms ({requestMs}) must be at least --headers-timeout-ms ({headersMs})' },
+  CRAWL_FAILED: {
+    code: 'TRAWL_ERR_CRAWL_FAILED',
+    template: 'collection {name}: nothing was stored: {why} (see above; `trawl codes` explains the codes)',
+  },
+  CRAWL_FEED_UNDELIVERED: {
+    code: 'TRAWL_ERR_FEED_UNDELIVERED',
+    template: 'collection {name}: {waiting} documents wait in the outbox: the sinks did not take them within {timeoutS} s ({reason}); the next `trawl crawl` of this collection on this data directory (or `trawl serve`) delivers them',
+  },
+  SERVE_ADDRESS_IN_USE: {
+    code: 'TRAWL_ERR_ADDRESS_IN_USE',
+    template: 'cannot listen on {host} port {port}: another process uses that address (stop it, or choose another with --port / --host)',
+  },
   SERVE_NEEDS_TOKEN: {
     code: 'TRAWL_ERR_USAGE',
     template: 'listening on {host} (not loopback) needs --token-file: the admin protocol can change every collection',

@@ -51,6 +51,10 @@ export class Feeder {
   private backoffMs = 0;
   /** The last sink failure, until a batch goes through. */
   lastError: string | undefined;
+  /** Failed attempts in a row (0 once a batch goes through): the retries a progress line shows. */
+  failures = 0;
+  /** When the feeder tries the failed batch again (epoch ms); meaningful while `failures` > 0. */
+  retryAtMs = 0;
 
   constructor(o: FeederOptions) {
     this.o = o;
@@ -122,9 +126,12 @@ export class Feeder {
         }
         this.backoffMs = 0;
         this.lastError = undefined;
+        this.failures = 0;
       } catch (err) {
         this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(1000, this.backoffMs * 2));
         this.lastError = (err as Error).message;
+        this.failures++;
+        this.retryAtMs = Date.now() + this.backoffMs;
         this.o.onError?.(`${(err as Error).message}; trying again in ${this.backoffMs / 1000} s`);
         await this.sleepUnpoked(this.backoffMs);
         continue;

@@ -184,9 +184,10 @@ describe('trawl crawl feeds its sinks', () => {
     try {
       const first = await crawl();
       assert.equal(first.status, 0, first.stderr);
-      const lines = first.stdout.split('\n').filter((l) => l.startsWith('{"op"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      // With a console sink on, standard output holds its documents and nothing else; the summary is on stderr.
+      const lines = first.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
       assert.deepEqual(lines.map((l) => [l.op, l.url]).sort(), [['index', h.url('/')], ['index', h.url('/a.html')], ['index', h.url('/b.html')], ['index', h.url('/doc.pdf')]]);
-      const summary = JSON.parse(first.stdout.slice(first.stdout.indexOf('{\n'))) as { collections: Array<{ feeding: Record<string, number> }> };
+      const summary = JSON.parse(first.stderr.slice(first.stderr.indexOf('{\n'))) as { collections: Array<{ feeding: Record<string, number> }> };
       assert.deepEqual(summary.collections[0]!.feeding, { PPFed: 4, PPSucceeded: 4, PPFailed: 0, PPDeleted: 0, PPAdded: 4, PPModified: 0, waiting: 0 });
       const a1 = JSON.parse(readFileSync(docFile('/a.html'), 'utf8')) as Record<string, unknown>;
       assert.deepEqual([a1.title, a1.headings, a1.body_content], ['A', ['Version 1'], 'Version 1']);
@@ -196,7 +197,7 @@ describe('trawl crawl feeds its sinks', () => {
       version = 2;
       const second = await crawl();
       assert.equal(second.status, 0, second.stderr);
-      const s2 = JSON.parse(second.stdout.slice(second.stdout.indexOf('{\n'))) as { collections: Array<{ feeding: Record<string, number> }> };
+      const s2 = JSON.parse(second.stderr.slice(second.stderr.indexOf('{\n'))) as { collections: Array<{ feeding: Record<string, number> }> };
       // a.html changed (an update), b.html is 404 with DELETE (a deletion); / and the PDF did not change (nothing sent).
       assert.deepEqual(s2.collections[0]!.feeding, { PPFed: 1, PPSucceeded: 1, PPFailed: 0, PPDeleted: 1, PPAdded: 0, PPModified: 1, waiting: 0 });
       assert.deepEqual((JSON.parse(readFileSync(docFile('/a.html'), 'utf8')) as { headings: string[] }).headings, ['Version 2']);
