@@ -28,7 +28,6 @@ import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import { setUpCycle } from './cycle-setup.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS } from './cycle-stats.ts';
-import { limitsNotHonoured } from './disk-guard.ts';
 import { DuplicateDetector } from './duplicates.ts';
 import type { AddedUris, Seeder } from './seeding.ts';
 import type { SiteTasks } from './site-task.ts';
@@ -119,7 +118,6 @@ export class CollectionCrawl {
     env.screening.lend();
     const statsTimer = setInterval(() => void this.stats.saveChanged(), STATS_SAVE_INTERVAL_MS);
     statsTimer.unref();
-    for (const message of limitsNotHonoured(env.rt.settings.limits)) this.events.emit({ type: 'disk', message });
     env.disk.start();
     try {
       stoppedBy = await this.crawlLoop.run(env, this.siteTasks, this.opts, this.abort.signal);

@@ -229,13 +229,3 @@ export class DiskGuard {
     this.wakeWaiters();
   }
 }
-
-/**
- * The parts of MS-FSCCFG 2.2.4.18 `limits` trawl does not act on, as
- * warnings: accepted in a configuration, they must not look honoured.
- */
-export function limitsNotHonoured(limits: { readonly maxDoc: number }): string[] {
-  return limits.maxDoc > 0
-    ? [`limits.max_doc ${limits.maxDoc} is not honoured: trawl does not enter refresh-only mode by stored document count (max_doc and max_doc_slack are ignored; limits.disk_free is honoured)`]
-    : [];
-}
