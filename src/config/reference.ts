@@ -1,6 +1,6 @@
 /**
  * Renders the configuration reference (Markdown) from the parameter
- * registry. `npm run docs:config` writes it into README.md between the
+ * registry. `npm run docs:config` writes it into docs/configuration.md between the
  * markers; `test/config/reference.test.ts` fails when the two differ.
  */
 
@@ -74,13 +74,13 @@ export function renderConfigReference(): string {
     out.push(heading, '', '| Parameter | Type | Default | Where | Honoured | Meaning |', '|---|---|---|---|---|---|', ...table, '');
     table = [];
   };
-  heading = '#### Collection parameters (MS-FSCCFG 2.2.3)';
+  heading = '### Collection parameters (MS-FSCCFG 2.2.3)';
   for (const e of entries) {
     if (e.def.kind === 'section') {
       flush();
       const note = e.def.defaults ? ` Defaults: ${Object.entries(e.def.defaults).map(([k, v]) => `\`${k}\` = \`${String(v)}\``).join(', ')}.` : '';
       const honoured = e.def.honoured === 'full' ? '' : ` Honoured: ${formatHonoured(e.def.honoured)}.`;
-      heading = `#### Section \`${e.path}\` (${e.def.spec}, where: ${places(e)})\n\n${e.def.meaning}${note}${honoured}`;
+      heading = `### Section \`${e.path}\` (${e.def.spec}, where: ${places(e)})\n\n${e.def.meaning}${note}${honoured}`;
       continue;
     }
     const name = e.def.aliases?.length ? `\`${e.path}\` (also read: ${e.def.aliases.map((a) => `\`${a}\``).join(', ')})` : `\`${e.path}\``;
@@ -91,10 +91,10 @@ export function renderConfigReference(): string {
   return out.join('\n');
 }
 
-/** README text with the generated block replaced; throws when the markers are missing. */
+/** Markdown text with the generated block replaced; throws when the markers are missing. */
 export function spliceReference(readme: string, reference: string = renderConfigReference()): string {
   const a = readme.indexOf(REFERENCE_START);
   const b = readme.indexOf(REFERENCE_END);
-  if (a < 0 || b < a) throw new Error('README.md has no config-reference markers');
+  if (a < 0 || b < a) throw new Error('docs/configuration.md has no config-reference markers');
   return readme.slice(0, a) + reference + readme.slice(b + REFERENCE_END.length);
 }
