@@ -22,7 +22,7 @@ const TABLES: Record<string, string> = {
   '2.2.4.26': 'sitemap_weights', '2.2.4.28': 'crawlmode', '2.2.4.30': 'rss', '2.2.4.31': 'logins.<login>',
 };
 
-/** Deliberate differences from the spec's table, with the reason (also in README "Spec decisions"). */
+/** Deliberate differences from the spec's table, with the reason (also in docs/configuration.md "Spec decisions"). */
 const DEVIATIONS: Record<string, { registryDefault: ParamValue | undefined; why: string }> = {
   headers: { registryDefault: undefined, why: 'the default User-Agent names trawl and its version, not FAST' },
   uri_dir: { registryDefault: undefined, why: 'the table\'s "none" means no directory: the parameter is absent by default' },
