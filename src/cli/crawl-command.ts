@@ -32,7 +32,7 @@ import { wholeNumberOption } from './options.ts';
 /**
  * MS-FSCCFG's defaults suit long-running collections (a 60 s delay, a
  * 300 s timeout). For parameters a configuration does not set, a one-shot
- * `trawl crawl` uses these instead (documented in the README).
+ * `trawl crawl` uses these instead (documented in docs/crawling.md).
  */
 export const ONE_SHOT_DEFAULTS: ReadonlyArray<readonly [string, boolean | number | readonly string[]]> = [
   ['delay', 1.0],
@@ -153,7 +153,7 @@ export class StartUriWatch {
 }
 
 /**
- * The rule of a failed one-shot crawl (README, *trawl crawl*, "Exit
+ * The rule of a failed one-shot crawl (docs/crawling.md, *trawl crawl*, "Exit
  * status"): nothing was stored or found unchanged in this run, and either
  * every start URI was refused or failed, or a cycle that started in this
  * run ended complete. A cycle stopped by a signal or --max-pages, or a
