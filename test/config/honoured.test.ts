@@ -149,6 +149,6 @@ describe('reference: the Honoured column', () => {
     assert.match(ref, /\| `proxy` \| [^\n]*\| CSN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
     assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: soft runs as append/);
-    assert.match(ref, /#### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);
+    assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);
   });
 });
