@@ -34,6 +34,18 @@ function trawl(args: string[], timeoutMs = 60_000): Promise<Run> {
   });
 }
 
+/** A collection file: one start URL, its host only, no delay, and the given `trawl_sinks` content. */
+function sinkCollection(name: string, start: string, sinks: string): string {
+  const file = join(dir, `${name}.xml`);
+  writeFileSync(file, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="${name}">
+    <attrib name="start_uris" type="list-string"><member>${start}</member></attrib>
+    <attrib name="delay" type="real">0</attrib>
+    <section name="include_domains"><attrib name="exact" type="list-string"><member>${new URL(start).hostname}</member></attrib></section>
+    <section name="trawl_sinks">${sinks}</section>
+  </DomainSpecification></CrawlerConfig>`);
+  return file;
+}
+
 async function site(ip: string): Promise<FixtureSite> {
   return startFixtureSite([{
     ip,
@@ -100,13 +112,7 @@ describe('trawl crawl at the terminal', () => {
   it('with a console sink, standard output holds only its documents, one JSON line each; the summary (--json too) is on stderr', async () => {
     const s = await site('127.0.6.3');
     try {
-      const config = join(dir, 'console.xml');
-      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="screen">
-        <attrib name="start_uris" type="list-string"><member>${s.host('127.0.6.3').url('/')}</member></attrib>
-        <attrib name="delay" type="real">0</attrib>
-        <section name="include_domains"><attrib name="exact" type="list-string"><member>127.0.6.3</member></attrib></section>
-        <section name="trawl_sinks"><section name="screen"><attrib name="type" type="string">console</attrib></section></section>
-      </DomainSpecification></CrawlerConfig>`);
+      const config = sinkCollection('screen', s.host('127.0.6.3').url('/'), '<section name="screen"><attrib name="type" type="string">console</attrib></section>');
       for (const json of [false, true]) {
         const r = await trawl(['crawl', '--data', join(dir, `console-${json}`), '--allow-loopback', ...(json ? ['--json'] : []), config]);
         assert.equal(r.code, 0, r.err);
@@ -128,13 +134,8 @@ describe('trawl crawl at the terminal', () => {
     const s = await site('127.0.6.4');
     const port = await closedPort();
     try {
-      const config = join(dir, 'es.xml');
-      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="search">
-        <attrib name="start_uris" type="list-string"><member>${s.host('127.0.6.4').url('/')}</member></attrib>
-        <attrib name="delay" type="real">0</attrib>
-        <section name="include_domains"><attrib name="exact" type="list-string"><member>127.0.6.4</member></attrib></section>
-        <section name="trawl_sinks"><section name="es"><attrib name="type" type="string">elasticsearch</attrib><attrib name="url" type="string">http://127.0.0.1:${port}</attrib></section></section>
-      </DomainSpecification></CrawlerConfig>`);
+      const config = sinkCollection('search', s.host('127.0.6.4').url('/'),
+        `<section name="es"><attrib name="type" type="string">elasticsearch</attrib><attrib name="url" type="string">http://127.0.0.1:${port}</attrib></section>`);
       const started = Date.now();
       const r = await trawl(['crawl', '--data', join(dir, 'es'), '--allow-loopback', '--feed-timeout', '2', config]);
       const tookMs = Date.now() - started;
