@@ -313,12 +313,12 @@ const LINK_EXTRACTION = section({
 // ------------------------------------------------------------------ 2.2.4.18
 
 const LIMITS = section({
-  name: 'limits', key: 'limits', honoured: { partly: 'disk_free is applied; max_doc and max_doc_slack are ignored' }, meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
+  name: 'limits', key: 'limits', honoured: 'full', meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
   attribs: [
     attrib({ name: 'disk_free', key: 'diskFreePct', honoured: 'full', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk (of the data directory\'s filesystem) below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
     attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', honoured: 'full', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free: refresh-only mode ends at disk_free + disk_free_slack free.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'not', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off); not honoured yet.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'not', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc; not honoured yet.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'full', type: 'integer', default: 0, min: 0, meaning: 'Documents held (stored, with content) at which the collection goes refresh-only: no new URI is queued or fetched (skip code rl), known ones are refreshed; CrawlMode Refreshing(limit=max_doc) (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'full', type: 'integer', default: 1000, min: 0, meaning: 'Hysteresis of max_doc: refresh-only mode ends once the collection holds fewer than max_doc - max_doc_slack documents.', spec: 'MS-FSCCFG 2.2.4.18' }),
   ],
 });
 
@@ -472,7 +472,7 @@ const EGRESS = section({
 });
 
 const TRAWL_LIMITS = section({
-  name: 'trawl_limits', key: 'trawlLimits', honoured: { partly: 'max_crawl_duration, max_unique_urls and the search document size limits are ignored' }, meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
+  name: 'trawl_limits', key: 'trawlLimits', honoured: { partly: 'the search document size limits are ignored' }, meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'max_url_length', key: 'maxUrlLength', honoured: 'full', type: 'integer', default: 2048, min: 1, unit: 'characters', meaning: 'URLs longer than this are skipped.', spec: X }),
     attrib({ name: 'max_url_segments', key: 'maxUrlSegments', honoured: 'full', type: 'integer', default: 16, min: 1, meaning: 'URLs whose path has more segments are skipped.', spec: X }),
@@ -481,8 +481,8 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
     attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
     attrib({ name: 'connect_timeout', key: 'connectTimeoutS', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
-    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'not', type: 'integer', min: 1, unit: 's', meaning: 'Meant to stop a refresh cycle after this long; not honoured yet: nothing stops a cycle by time.', spec: X }),
-    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'not', type: 'integer', min: 1, meaning: 'Meant to stop a refresh cycle after this many unique URLs; not honoured yet.', spec: X }),
+    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'full', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle that has run this long (wall time since it started, a resumed cycle\'s earlier runs included) starts no more fetches: the ones under way finish, the URIs still queued are abandoned, and the cycle ends complete (the Elastic crawler\'s max_duration).', spec: X }),
+    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'full', type: 'integer', min: 1, meaning: 'URIs fetched in one refresh cycle at most (each once, retries not counted again); then the URIs still queued are abandoned and the cycle ends complete (the Elastic crawler\'s max_unique_url_count).', spec: X }),
     attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
     attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', honoured: 'not', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
     attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),

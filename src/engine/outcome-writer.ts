@@ -39,6 +39,7 @@ export class OutcomeWriter {
   async write(ctx: PageContext, o: PageOutcome): Promise<void> {
     const { c } = this.env.stats;
     const { st, uri, previous } = ctx;
+    if (ctx.newDocument) this.env.limits.settleNewDocument(o.kind === 'stored');
     switch (o.kind) {
       case 'stored': {
         c.stored++;
@@ -48,6 +49,8 @@ export class OutcomeWriter {
         rec.checksum = o.checksum;
         rec.contentRef = o.contentRef;
         await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
+        // A never-fetched URI's document was counted as its place was settled, above.
+        if (!wasFed(previous) && !ctx.newDocument) this.env.limits.noteDocuments(1);
         if (previous?.contentRef && previous.contentRef !== o.contentRef) await this.env.content.delete(previous.contentRef);
         return;
       }
@@ -65,6 +68,7 @@ export class OutcomeWriter {
         rec.skipCode = 'cs';
         rec.contentRef = o.contentRef;
         await this.commit(ctx, rec, ctx.links, this.unfeedOps(uri.url, previous));
+        if (wasFed(previous)) this.env.limits.noteDocuments(-1);
         if (o.canonical && previous?.contentRef) await this.env.content.delete(previous.contentRef);
         return;
       }
@@ -121,6 +125,7 @@ export class OutcomeWriter {
         c.deleted++;
         st.add('Deleted');
         await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, 'delete'));
+        if (wasFed(previous)) env.limits.noteDocuments(-1);
         await env.content.delete(previous.contentRef);
       } else {
         await this.commit(ctx, rec, ctx.links, []);

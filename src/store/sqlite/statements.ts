@@ -104,6 +104,9 @@ export function prepareStatements(db: DatabaseSync) {
     countRecordsOfSite: p('SELECT count(*) AS n FROM records WHERE collection = ? AND site = ?'),
     countRecordsOfStatus: p('SELECT count(*) AS n FROM records WHERE collection = ? AND status = ?'),
     countRecordsOfSiteStatus: p('SELECT count(*) AS n FROM records WHERE collection = ? AND site = ? AND status = ?'),
+    cycleRecordCounts: p(`SELECT count(*) FILTER (WHERE content_ref IS NOT NULL AND status IN ('stored', 'unchanged')) AS documents,
+                                 count(*) FILTER (WHERE epoch = ?) AS in_cycle
+                          FROM records WHERE collection = ?`),
 
     // ------------------------------------------------------- feed outbox
     queueFeed: p(`INSERT INTO feed_outbox (collection, destination, url, op) VALUES (?, ?, ?, ?) ${FEED_UPSERT}`),

@@ -1,0 +1,143 @@
+// The bounds on a whole cycle (src/engine/cycle-limits.ts): real crawls of
+// loopback sites with real SQLite stores; what was fetched is read from the
+// servers' own request logs.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CrawlEvents } from '../../src/engine/crawl-events.ts';
+import type { CrawlEvent } from '../../src/engine/crawler.ts';
+import { CycleLimits } from '../../src/engine/cycle-limits.ts';
+import { startFixtureSite, type HostSpec } from '../support/fixture-site.ts';
+import { collectionXml, runCrawl, tempDir } from '../support/crawl-harness.ts';
+
+const list = (name: string, items: readonly string[]) =>
+  `<attrib name="${name}" type="list-string">${items.map((i) => `<member>${i}</member>`).join('')}</attrib>`;
+
+/** An index page linking to n pages, each linking back and to the next one. */
+function chain(ip: string, n: number): HostSpec {
+  const routes: HostSpec['routes'] = {
+    '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
+    '/': { kind: 'html', body: `<h1>index</h1>${Array.from({ length: n }, (_, i) => `<a href="/p${i}.html">p${i}</a>`).join(' ')}` },
+  };
+  for (let i = 0; i < n; i++) routes[`/p${i}.html`] = { kind: 'html', body: `<p>page ${i}</p><a href="/">home</a><a href="/p${i + 1}.html">next</a>` };
+  return { ip, routes };
+}
+
+const pagesFetched = (paths: readonly string[]): string[] => paths.filter((p) => p !== '/robots.txt');
+
+describe('trawl_limits.max_unique_urls', () => {
+  it('fetches that many URIs in the cycle, abandons the rest and ends the cycle complete', async () => {
+    const ip = '127.0.7.1';
+    const site = await startFixtureSite([chain(ip, 20)]);
+    try {
+      const h = site.host(ip);
+      const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">4</attrib>
+        <section name="trawl_limits"><attrib name="max_unique_urls" type="integer">5</attrib></section>`));
+      const fetched = pagesFetched(site.fetchedPaths(ip));
+      assert.equal(fetched.length, 5, fetched.join(' '));
+      assert.equal(new Set(fetched).size, 5);
+      assert.equal(run.summary.stoppedBy, 'max-unique-urls');
+      assert.equal(run.summary.complete, true);
+      assert.equal(run.summary.queued, 0);
+      assert.ok(run.summary.abandoned >= 15, String(run.summary.abandoned));
+      assert.ok(run.events.some((e) => e.type === 'cycle' && /trawl_limits\.max_unique_urls reached; \d+ queued URIs are abandoned/.test(e.message)), JSON.stringify(run.events.filter((e) => e.type === 'cycle')));
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('counts what a cycle fetched before it was stopped when it resumes', async () => {
+    const ip = '127.0.7.2';
+    const site = await startFixtureSite([chain(ip, 20)]);
+    try {
+      const h = site.host(ip);
+      const dir = tempDir();
+      const xml = collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">1</attrib>
+        <section name="trawl_limits"><attrib name="max_unique_urls" type="integer">7</attrib></section>`);
+      const first = await runCrawl(xml, { dir, maxPages: 3 });
+      assert.equal(first.summary.stoppedBy, 'max-pages');
+      assert.equal(first.summary.complete, false);
+      const second = await runCrawl(xml, { dir });
+      assert.equal(second.summary.resumed, true);
+      assert.equal(second.summary.stoppedBy, 'max-unique-urls');
+      const fetched = pagesFetched(site.fetchedPaths(ip));
+      assert.equal(fetched.length, 7, fetched.join(' '));
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('trawl_limits.max_crawl_duration', () => {
+  it('starts no fetch after the cycle has run that long, and ends it complete', async () => {
+    const ip = '127.0.7.3';
+    const site = await startFixtureSite([chain(ip, 30)]);
+    try {
+      const h = site.host(ip);
+      const run = await runCrawl(collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0.3</attrib><attrib name="max_pending" type="integer">1</attrib>
+        <section name="trawl_limits"><attrib name="max_crawl_duration" type="integer">1</attrib></section>`));
+      const pages = site.requests.filter((r) => r.path !== '/robots.txt');
+      // A fetch every 0.3 s for 1 s: 3 or 4 of the 31 pages, depending on where robots.txt falls.
+      assert.ok(pages.length >= 2 && pages.length <= 5, String(pages.length));
+      const spanMs = pages.at(-1)!.startMs - pages[0]!.startMs;
+      assert.ok(spanMs < 1000, `the last fetch started ${spanMs} ms after the first`);
+      assert.equal(run.summary.stoppedBy, 'max-duration');
+      assert.equal(run.summary.complete, true);
+      assert.equal(run.summary.queued, 0);
+      // Ended near the deadline, not at the next site's delay nor after the whole site (9 s).
+      assert.ok(run.summary.durationMs < 2500, String(run.summary.durationMs));
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('limits.max_doc', () => {
+  it('goes refresh-only once the collection holds max_doc documents, then refreshes only those', async () => {
+    const ip = '127.0.7.4';
+    const site = await startFixtureSite([chain(ip, 12)]);
+    try {
+      const h = site.host(ip);
+      const dir = tempDir();
+      const xml = collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">1</attrib>
+        <section name="limits"><attrib name="max_doc" type="integer">4</attrib><attrib name="max_doc_slack" type="integer">0</attrib></section>`);
+      const first = await runCrawl(xml, { dir, maxConcurrency: 1 });
+      const stored = first.records.filter((r) => r.status === 'stored').map((r) => new URL(r.url).pathname).sort();
+      // Exactly max_doc: the fetches under way hold their places before their documents are committed.
+      assert.equal(stored.length, 4, stored.join(' '));
+      const firstFetched = pagesFetched(site.fetchedPaths(ip));
+      assert.deepEqual([...firstFetched].sort(), stored);
+      assert.ok((first.summary.uriSkips.rl ?? 0) > 0, JSON.stringify(first.summary.uriSkips));
+      assert.equal(first.summary.complete, true);
+      assert.ok(first.events.some((e) => e.type === 'cycle' && e.code === 'rl' && /refresh-only/.test(e.message)));
+
+      // The next cycle starts at the limit: the known documents are fetched again, nothing new.
+      site.reset();
+      const second = await runCrawl(xml, { dir, maxConcurrency: 1 });
+      assert.equal(second.summary.resumed, false);
+      assert.deepEqual(pagesFetched(site.fetchedPaths(ip)).sort(), stored);
+      assert.equal(second.records.filter((r) => r.status === 'stored' || r.status === 'unchanged').length, stored.length);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('leaves refresh-only only below max_doc - max_doc_slack (hysteresis)', () => {
+    const events: CrawlEvent[] = [];
+    const limits = new CycleLimits({ maxCrawlDurationS: undefined, maxUniqueUrls: undefined, maxDoc: 10, maxDocSlack: 3 }, new CrawlEvents((e) => events.push(e)));
+    limits.begin(0, { documents: 9, inCycle: 0 });
+    assert.equal(limits.refreshOnly, false);
+    limits.noteDocuments(1);
+    assert.equal(limits.refreshOnly, true);
+    limits.noteDocuments(-3); // 7: not below 10 - 3
+    assert.equal(limits.refreshOnly, true);
+    limits.noteDocuments(-1); // 6
+    assert.equal(limits.refreshOnly, false);
+    assert.deepEqual(events.map((e) => e.code), ['rl', undefined]);
+    // Off (0): never counted, never refresh-only.
+    const off = new CycleLimits({ maxCrawlDurationS: undefined, maxUniqueUrls: undefined, maxDoc: 0, maxDocSlack: 3 }, new CrawlEvents(() => undefined));
+    off.begin(0, undefined);
+    off.noteDocuments(1_000_000);
+    assert.equal(off.refreshOnly, false);
+    assert.equal(off.needsCounts, false);
+  });
+});
