@@ -6,7 +6,8 @@
  *   seed   start_uris, start_uri_files, rss start URIs (per sub-collection too),
  *          sitemaps ─► scope ─► enqueue
  *          every record the store knows ─► enqueue again (a page of records at a time);
- *          the same walk fills the duplicate check's checksum filter
+ *          the same walk fills the duplicate check's checksum filter, and finds the
+ *          documents dbswitch expires (deleted with dbswitch_delete)
  */
 
 import { readFileSync } from 'node:fs';
@@ -88,15 +89,49 @@ export class Seeder {
     const prepend = rt.settings.refreshMode === 'prepend';
     if (!prepend) await env.store.enqueue(env.name, env.epoch, batch, false);
     // The same walk fills the checksum filter before any page is fetched (duplicates.ts).
+    const { dbswitch, dbswitchDelete } = rt.settings;
+    let expiredCount = 0;
     for await (const records of this.recordPages(prepend)) {
       const known: QueuedUri[] = [];
+      const expired: string[] = [];
       for (const r of records) {
-        if (r.status !== 'deleted') known.push(this.requeueOf(r));
+        if (r.status === 'deleted') continue;
+        // MS-FSCCFG 2.2.3 dbswitch: not processed in the last `dbswitch` cycles.
+        if (env.epoch - r.epoch > dbswitch) {
+          expiredCount++;
+          if (dbswitchDelete) {
+            expired.push(r.url);
+            continue;
+          }
+        }
+        known.push(this.requeueOf(r));
         env.duplicates.noteRecord(r);
       }
+      if (expired.length > 0) await this.deleteExpired(expired);
       await env.store.enqueue(env.name, env.epoch, known, prepend);
     }
     if (prepend) await env.store.enqueue(env.name, env.epoch, batch, true);
+    if (expiredCount > 0) {
+      env.events.emit({
+        type: 'cycle',
+        message: dbswitchDelete
+          ? `dbswitch: ${expiredCount} documents not processed in the last ${dbswitch} cycles expired and were deleted (dbswitch_delete)`
+          : `dbswitch: ${expiredCount} documents not processed in the last ${dbswitch} cycles expired; they are queued again to check that they still exist (dbswitch_delete no)`,
+      });
+    }
+  }
+
+  /**
+   * dbswitch_delete: expired URIs are forgotten as CollectionDeleteURIs
+   * forgets them (record, queue entry, a delete operation for each content
+   * destination, in one transaction), then their stored copies go.
+   */
+  private async deleteExpired(urls: readonly string[]): Promise<void> {
+    const env = this.env;
+    const refs = await env.store.deleteUris(env.name, urls, env.opts.feedTo ?? []);
+    for (const ref of refs) await env.content.delete(ref);
+    env.limits.noteDocuments(-refs.length);
+    if (refs.length > 0 && (env.opts.feedTo?.length ?? 0) > 0) env.opts.onFeed?.();
   }
 
   private fromFiles(seeds: Array<{ url: string; sub: string | undefined; flags: number }>, files: readonly string[] | undefined, sub: string | undefined, flags: number): void {

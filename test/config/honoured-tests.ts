@@ -133,6 +133,8 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'limits.disk_free': ['test/engine/disk-full.test.ts'],
   'limits.disk_free_slack': ['test/engine/disk-full.test.ts'],
   'limits.max_doc': ['test/engine/cycle-limits.test.ts'],
+  'dbswitch': ['test/engine/cycle-limits.test.ts'],
+  'dbswitch_delete': ['test/engine/cycle-limits.test.ts'],
   'limits.max_doc_slack': ['test/engine/cycle-limits.test.ts'],
   'focused': ['test/engine/discovery.test.ts', 'test/extract/language.test.ts'],
   'focused.languages': ['test/engine/discovery.test.ts'],

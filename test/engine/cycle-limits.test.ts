@@ -141,3 +141,49 @@ describe('limits.max_doc', () => {
     assert.equal(off.needsCounts, false);
   });
 });
+
+describe('dbswitch and dbswitch_delete', () => {
+  // Cycle 1 fetches the whole site; cycles 2 and 3 may fetch two URIs each
+  // (trawl_limits.max_unique_urls), so the pages the first cycle stored go
+  // unprocessed from cycle 2 on.
+  const xmlFor = (start: string, extra: string): string => collectionXml(`${list('start_uris', [start])}<attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">1</attrib>${extra}`);
+  const capped = '<section name="trawl_limits"><attrib name="max_unique_urls" type="integer">2</attrib></section>';
+
+  it('deletes the documents not processed in the last dbswitch cycles when dbswitch_delete is on', async () => {
+    const ip = '127.0.7.5';
+    const site = await startFixtureSite([chain(ip, 6)]);
+    try {
+      const start = site.host(ip).url('/');
+      const dir = tempDir();
+      const first = await runCrawl(xmlFor(start, ''), { dir, maxConcurrency: 1 });
+      assert.equal(first.records.filter((r) => r.status === 'stored').length, 7);
+      const second = await runCrawl(xmlFor(start, capped), { dir, maxConcurrency: 1 });
+      const kept = second.records.filter((r) => r.epoch === 2).map((r) => r.url);
+      assert.equal(kept.length, 2);
+      // At the start of cycle 3, what cycle 1 wrote last was not processed in cycle 2: 3 - 1 > dbswitch 1.
+      const third = await runCrawl(xmlFor(start, `${capped}<attrib name="dbswitch" type="integer">1</attrib><attrib name="dbswitch_delete" type="boolean">yes</attrib>`), { dir, maxConcurrency: 1 });
+      assert.ok(third.events.some((e) => e.type === 'cycle' && e.message.startsWith('dbswitch: 5 documents not processed in the last 1 cycles expired and were deleted')), JSON.stringify(third.events.filter((e) => e.type === 'cycle')));
+      // /p6.html, linked from the last page, is a 404: its record is a tombstone (deleted) with no document, left alone.
+      assert.deepEqual(third.records.filter((r) => r.status !== 'deleted').map((r) => r.url).sort(), [...kept].sort());
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('queues expired documents again, keeping them, when dbswitch_delete is off', async () => {
+    const ip = '127.0.7.6';
+    const site = await startFixtureSite([chain(ip, 6)]);
+    try {
+      const start = site.host(ip).url('/');
+      const dir = tempDir();
+      await runCrawl(xmlFor(start, ''), { dir, maxConcurrency: 1 });
+      await runCrawl(xmlFor(start, capped), { dir, maxConcurrency: 1 });
+      const third = await runCrawl(xmlFor(start, `${capped}<attrib name="dbswitch" type="integer">1</attrib>`), { dir, maxConcurrency: 1 });
+      assert.ok(third.events.some((e) => e.type === 'cycle' && e.message.startsWith('dbswitch: 5 documents not processed in the last 1 cycles expired; they are queued again')));
+      assert.equal(third.records.filter((r) => r.status !== 'deleted').length, 7);
+      assert.equal(third.summary.abandoned, 5);
+    } finally {
+      await site.close();
+    }
+  });
+});
