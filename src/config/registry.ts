@@ -631,7 +631,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
   attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'not', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
-  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'soft runs as append, and adaptive as scratch without adaptive scheduling', values: ['soft', 'adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
+  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'adaptive runs as scratch without adaptive scheduling', values: ['adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
 ] as const;
 
 const COLLECTION_SECTIONS = [

@@ -141,6 +141,11 @@ export class CollectionCrawl {
     // A trawl_limits bound ends the cycle as a success: what it left queued is abandoned (the Elastic crawler's rule).
     const limitStop = stoppedBy === 'max-duration' || stoppedBy === 'max-unique-urls' ? stoppedBy : undefined;
     let abandoned = 0;
+    if (stoppedBy === 'refresh') {
+      const left = (await this.store.counts(env.name)).queued;
+      const fate = env.rt.settings.refreshMode === 'scratch' || env.rt.settings.refreshMode === 'adaptive' ? 'dropped when the next cycle starts (refresh_mode scratch)' : `crawled in the next cycle (refresh_mode ${env.rt.settings.refreshMode})`;
+      this.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name} ends: its refresh period (${env.rt.settings.refreshMin} min) is over; the ${left} URIs left queued are ${fate}` });
+    }
     if (limitStop) {
       abandoned = await this.store.dropQueued(env.name).catch((err: unknown) => {
         this.unlessDiskFull(err, 'the URIs left queued stay queued until the next run');
@@ -149,7 +154,8 @@ export class CollectionCrawl {
       this.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name} ends: ${LIMIT_PARAMETER[limitStop]} reached; ${abandoned} queued URIs are abandoned` });
     }
     const counts = await this.store.counts(env.name);
-    const complete = (stoppedBy === 'done' || limitStop !== undefined) && counts.queued === 0 && counts.leased === 0;
+    // The end of the refresh period ends the cycle with what it left queued: the next cycle's, per refresh_mode.
+    const complete = stoppedBy === 'refresh' ? counts.leased === 0 : (stoppedBy === 'done' || limitStop !== undefined) && counts.queued === 0 && counts.leased === 0;
     if (complete) await this.store.updateCollection(env.name, { cycleEndedMs: this.now() });
     // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
     const queueLength = (site: string): number => env.sched.peek(site)?.queued ?? 0;
@@ -188,6 +194,8 @@ export class CollectionCrawl {
     const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
     let crashed: LeasedUri[] = [];
     let cycleStartedMs = this.now();
+    /** refresh_mode soft: the sites still crawling what an earlier cycle queued, which this one does not refresh, with that cycle. */
+    let unrefreshed: ReadonlyMap<string, number> | undefined;
     if (unfinished) {
       cycleStartedMs = row.cycleStartedMs ?? cycleStartedMs;
       this.setEpoch(row.epoch);
@@ -200,6 +208,8 @@ export class CollectionCrawl {
       // MS-FSCCFG 2.2.3 refresh_mode: scratch truncates what the last cycle left queued.
       // (URIs sent by another collection for this new cycle stay.)
       if (rt.settings.refreshMode === 'scratch' || rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.env.epoch);
+      // soft: "a site is not refreshed until the crawl queue is empty" (MS-FSCCFG 2.2.3 refresh_mode).
+      if (rt.settings.refreshMode === 'soft') unrefreshed = new Map((await this.store.sitesWithWork(name)).map((w) => [w.site, w.oldestEpoch]));
       this.events.emit({ type: 'cycle', message: `starting cycle ${this.env.epoch} of ${name}` });
     }
     // Filled by seed() with the checksums of the records already stored, and by each commit with the one it writes.
@@ -208,7 +218,8 @@ export class CollectionCrawl {
     const { limits } = this.env;
     limits.begin(cycleStartedMs, limits.needsCounts ? await this.store.cycleRecordCounts(name, this.env.epoch) : undefined);
     for (const uri of crashed) await this.setAside(uri);
-    await this.seeder.seed();
+    this.env.softSites = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
+    await this.seeder.seed(this.env.softSites);
     for (const w of await this.store.sitesWithWork(name)) this.env.sched.addWork(w.site, w.queued);
     return unfinished;
   }

@@ -56,6 +56,13 @@ export class CycleEnv implements CycleParts {
   readonly name: string;
   /** The refresh cycle being crawled (set when it begins or is resumed). */
   epoch = 0;
+  /**
+   * refresh_mode soft: the sites this cycle does not refresh, each with the
+   * cycle it is still crawling; a link to one of their URIs already queued
+   * or fetched since then is not followed (outcome-writer.ts). Undefined in
+   * other modes, and when every site was refreshed.
+   */
+  softSites: ReadonlyMap<string, number> | undefined = undefined;
 
   constructor(p: CycleParts) {
     this.rt = p.rt;

@@ -24,15 +24,24 @@
  *
  * A cycle stopped by either trawl_limits bound ends as a success: it is
  * complete, its reason is in the summary and the event log, and the next
- * cycle starts as usual. Nothing here runs per page when no bound is set,
+ * cycle starts as usual.
+ *
+ * MS-FSCCFG `refresh` bounds a cycle too: one still crawling `refresh`
+ * minutes after it started ends there, complete, and what it left queued is
+ * the next cycle's, as its `refresh_mode` says (scratch drops it, append and
+ * prepend keep it, soft keeps those sites out of the refresh: seeding.ts). Nothing here runs per page when no bound is set,
  * beyond a comparison.
  */
 
 import type { CycleRecordCounts } from '../store/crawl-store.ts';
 import type { CrawlEvents } from './crawl-events.ts';
 
-/** Why a cycle was ended by a bound (CycleSummary.stoppedBy). */
-export type LimitStop = 'max-duration' | 'max-unique-urls';
+/**
+ * Why a cycle was ended by a bound (CycleSummary.stoppedBy): the two
+ * trawl_limits bounds abandon what is left queued; `refresh`, the end of the
+ * refresh period, leaves it to the next cycle's refresh_mode.
+ */
+export type LimitStop = 'max-duration' | 'max-unique-urls' | 'refresh';
 
 export interface CycleLimitSettings {
   /** trawl_limits.max_crawl_duration, seconds; undefined: no bound. */
@@ -43,12 +52,15 @@ export interface CycleLimitSettings {
   readonly maxDoc: number;
   /** limits.max_doc_slack. */
   readonly maxDocSlack: number;
+  /** MS-FSCCFG refresh, minutes: a cycle still crawling this long after it started ends there; 0: no boundary. */
+  readonly refreshMin: number;
 }
 
 /** The parameter each stop is named by, in messages and the summary. */
 export const LIMIT_PARAMETER: Readonly<Record<LimitStop, string>> = {
   'max-duration': 'trawl_limits.max_crawl_duration',
   'max-unique-urls': 'trawl_limits.max_unique_urls',
+  refresh: 'refresh',
 };
 
 export class CycleLimits {
@@ -56,6 +68,8 @@ export class CycleLimits {
   private readonly events: CrawlEvents;
   /** When the cycle must stop starting fetches (ms); Infinity without max_crawl_duration. */
   private deadlineMs = Number.POSITIVE_INFINITY;
+  /** The end of the refresh period (ms); Infinity with refresh 0. */
+  private refreshEndMs = Number.POSITIVE_INFINITY;
   /** URIs fetched in this cycle, earlier runs of it included, plus those reserved by fetches under way. */
   private fetched = 0;
   /** Documents the collection holds (limits.max_doc), counted from the store at the cycle start and kept up to date by the outcome writer. */
@@ -77,6 +91,7 @@ export class CycleLimits {
   /** The cycle starts or resumes: it started at `cycleStartedMs`; `counts` when `needsCounts`. */
   begin(cycleStartedMs: number, counts: CycleRecordCounts | undefined): void {
     this.deadlineMs = this.s.maxCrawlDurationS !== undefined ? cycleStartedMs + this.s.maxCrawlDurationS * 1000 : Number.POSITIVE_INFINITY;
+    this.refreshEndMs = this.s.refreshMin > 0 ? cycleStartedMs + this.s.refreshMin * 60_000 : Number.POSITIVE_INFINITY;
     this.fetched = counts?.inCycle ?? 0;
     this.documents = counts?.documents ?? 0;
     this.pendingNew = 0;
@@ -84,15 +99,16 @@ export class CycleLimits {
     this.checkDocuments();
   }
 
-  /** The deadline of max_crawl_duration (ms), for the loop's sleep; Infinity when unset. */
+  /** The first of max_crawl_duration's deadline and the refresh period's end (ms), for the loop's sleep; Infinity when neither applies. */
   get deadline(): number {
-    return this.deadlineMs;
+    return Math.min(this.deadlineMs, this.refreshEndMs);
   }
 
   /** What ends the cycle now, if a bound does: checked by the loop before it starts a task. */
   reached(now: number): LimitStop | undefined {
     if (now >= this.deadlineMs) return 'max-duration';
     if (this.s.maxUniqueUrls !== undefined && this.fetched >= this.s.maxUniqueUrls) return 'max-unique-urls';
+    if (now >= this.refreshEndMs) return 'refresh';
     return undefined;
   }
 

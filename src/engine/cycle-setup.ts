@@ -84,7 +84,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const screening = new LinkScreening(rt, shared.stats, events, pool, opts.screenedStart);
   const bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
   const limits = new CycleLimits({
-    maxCrawlDurationS: s.trawlLimits.maxCrawlDurationS, maxUniqueUrls: s.trawlLimits.maxUniqueUrls, maxDoc: s.limits.maxDoc, maxDocSlack: s.limits.maxDocSlack,
+    maxCrawlDurationS: s.trawlLimits.maxCrawlDurationS, maxUniqueUrls: s.trawlLimits.maxUniqueUrls, maxDoc: s.limits.maxDoc, maxDocSlack: s.limits.maxDocSlack, refreshMin: s.refreshMin,
   }, events);
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);

@@ -52,8 +52,12 @@ export class Seeder {
     this.wake = wake;
   }
 
-  /** Start URIs (start_uris, start_uri_files, per sub-collection too), then the URIs the crawl store knows. */
-  async seed(): Promise<void> {
+  /**
+   * Start URIs (start_uris, start_uri_files, per sub-collection too), then
+   * the URIs the crawl store knows; none of the sites in `unrefreshed`
+   * (refresh_mode soft: they still have an earlier cycle's queue to crawl).
+   */
+  async seed(unrefreshed?: ReadonlyMap<string, number>): Promise<void> {
     const env = this.env;
     const rt = env.rt;
     const seeds: Array<{ url: string; sub: string | undefined; flags: number }> = [];
@@ -80,7 +84,9 @@ export class Seeder {
         env.screening.skipUri(siteOf(u), d.code!, url, `start URI refused: ${d.reason}`);
         continue;
       }
-      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: s.sub ?? rt.subOf(u), flags: s.flags });
+      const site = siteOf(u);
+      if (unrefreshed?.has(site)) continue;
+      batch.push({ url, site, depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: s.sub ?? rt.subOf(u), flags: s.flags });
     }
     // A refresh re-queues every URI the crawl store knows, so unchanged
     // pages (304s, which carry no links) are still refetched; a page of
@@ -104,8 +110,9 @@ export class Seeder {
             continue;
           }
         }
-        known.push(this.requeueOf(r));
         env.duplicates.noteRecord(r);
+        if (unrefreshed?.has(r.site)) continue;
+        known.push(this.requeueOf(r));
       }
       if (expired.length > 0) await this.deleteExpired(expired);
       await env.store.enqueue(env.name, env.epoch, known, prepend);

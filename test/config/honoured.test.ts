@@ -40,7 +40,7 @@ describe('registry: honoured statuses', () => {
       assert.equal(byPath.get(p), 'not', p);
     }
     for (const p of ['delay', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
-    assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['soft', 'adaptive']);
+    assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
 

@@ -125,7 +125,7 @@ export function testCycle(o: FixtureOptions = {}): TestCycle {
     screening: new LinkScreening(rt, stats, crawlEvents, LOCAL_POOL, o.screenedStart),
     duplicates: new DuplicateDetector(store, 't'),
     disk: new DiskGuard({ dir: undefined, minFreePct: 0, slackPct: 0, onChange: () => undefined }),
-    limits: new CycleLimits({ maxCrawlDurationS: undefined, maxUniqueUrls: undefined, maxDoc: 0, maxDocSlack: 0 }, crawlEvents),
+    limits: new CycleLimits({ maxCrawlDurationS: undefined, maxUniqueUrls: undefined, maxDoc: 0, maxDocSlack: 0, refreshMin: 0 }, crawlEvents),
   });
   env.epoch = 1;
   return { env, events, log };

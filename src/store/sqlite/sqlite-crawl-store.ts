@@ -192,7 +192,7 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
   }
 
   async sitesWithWork(collection: string): Promise<SiteWork[]> {
-    return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n) }));
+    return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
   async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
