@@ -98,7 +98,7 @@ describe('honouredWarnings', () => {
   it('a partly honoured parameter warns only for the values it ignores', () => {
     const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="refresh_mode" type="string">adaptive</attrib>\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>https</member></attrib>`));
     assert.deepEqual(ds.map((d) => d.param), ['refresh_mode']);
-    assert.match(ds[0]!.message, /only partly honoured: .*adaptive as scratch/);
+    assert.match(ds[0]!.message, /only partly honoured: .*adaptive runs as scratch/);
     const ftp = honouredWarnings(read(`${SCOPE}\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>ftp</member></attrib>`));
     assert.deepEqual(ftp.map((d) => d.param), ['allowed_schemes']);
   });
@@ -148,7 +148,7 @@ describe('reference: the Honoured column', () => {
     assert.match(ref, /\| Parameter \| Type \| Default \| Where \| Honoured \| Meaning \|/);
     assert.match(ref, /\| `proxy` \| [^\n]*\| CSN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
-    assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: soft runs as append/);
+    assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: adaptive runs as scratch/);
     assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);
   });
 });
