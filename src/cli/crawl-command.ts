@@ -22,6 +22,7 @@ import { honouredWarnings } from '../config/honoured.ts';
 import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import type { CollectionCrawl, CrawlEvent, CycleSummary, Progress } from '../engine/crawler.ts';
+import { LIMIT_PARAMETER } from '../engine/cycle-limits.ts';
 import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
@@ -224,9 +225,17 @@ function endOfRunErrors(io: Io, runs: ReadonlyArray<{ summary: CycleSummary & { 
   return errors[0];
 }
 
+/** The end of the summary's first line: complete (and why, when a trawl_limits bound ended it), or stopped. */
+function cycleOutcome(s: CycleSummary): string {
+  if (s.stoppedBy === 'max-duration' || s.stoppedBy === 'max-unique-urls') {
+    return `complete: ${LIMIT_PARAMETER[s.stoppedBy]} reached, ${s.abandoned} queued URIs abandoned`;
+  }
+  return s.complete ? 'complete' : `stopped (${s.stoppedBy}); run the same command again to resume`;
+}
+
 function summaryText(s: CycleSummary & { feeding?: FeedingSummary; paths?: OutputPaths }): string {
   const lines = [
-    `collection ${s.collection}: cycle ${s.epoch}${s.resumed ? ' (resumed)' : ''} ${s.complete ? 'complete' : `stopped (${s.stoppedBy}); run the same command again to resume`}`,
+    `collection ${s.collection}: cycle ${s.epoch}${s.resumed ? ' (resumed)' : ''} ${cycleOutcome(s)}`,
     `  requests ${s.requests} (+${s.robotsRequests} robots.txt), stored ${s.stored}, unchanged ${s.unchanged}, duplicates ${s.duplicates}, errors ${s.errors}, deleted ${s.deleted}, retries ${s.retries}`,
     `  ${(s.bytesIn / 1024).toFixed(1)} KiB in ${formatDuration(s.durationMs)}, ${s.queued} left queued`,
   ];

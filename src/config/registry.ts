@@ -313,12 +313,12 @@ const LINK_EXTRACTION = section({
 // ------------------------------------------------------------------ 2.2.4.18
 
 const LIMITS = section({
-  name: 'limits', key: 'limits', honoured: { partly: 'disk_free is applied; max_doc and max_doc_slack are ignored' }, meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
+  name: 'limits', key: 'limits', honoured: 'full', meaning: 'Fail-safe limits; past them the collection enters refresh-only mode.', spec: 'MS-FSCCFG 2.2.4.18', sections: [],
   attribs: [
     attrib({ name: 'disk_free', key: 'diskFreePct', honoured: 'full', type: 'integer', default: 0, min: 0, max: 100, unit: '%', meaning: 'Free disk (of the data directory\'s filesystem) below which the collection goes refresh-only (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
     attrib({ name: 'disk_free_slack', key: 'diskFreeSlackPct', honoured: 'full', type: 'integer', default: 3, min: 0, max: 100, unit: '%', meaning: 'Disk that may be used beyond disk_free: refresh-only mode ends at disk_free + disk_free_slack free.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'not', type: 'integer', default: 0, min: 0, meaning: 'Stored documents that trigger refresh-only mode (0 = off); not honoured yet.', spec: 'MS-FSCCFG 2.2.4.18' }),
-    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'not', type: 'integer', default: 1000, min: 0, meaning: 'Documents that may be stored beyond max_doc; not honoured yet.', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'full', type: 'integer', default: 0, min: 0, meaning: 'Documents held (stored, with content) at which the collection goes refresh-only: no new URI is queued or fetched (skip code rl), known ones are refreshed; CrawlMode Refreshing(limit=max_doc) (0 = off).', spec: 'MS-FSCCFG 2.2.4.18' }),
+    attrib({ name: 'max_doc_slack', key: 'maxDocSlack', honoured: 'full', type: 'integer', default: 1000, min: 0, meaning: 'Hysteresis of max_doc: refresh-only mode ends once the collection holds fewer than max_doc - max_doc_slack documents.', spec: 'MS-FSCCFG 2.2.4.18' }),
   ],
 });
 
@@ -472,7 +472,7 @@ const EGRESS = section({
 });
 
 const TRAWL_LIMITS = section({
-  name: 'trawl_limits', key: 'trawlLimits', honoured: { partly: 'max_crawl_duration, max_unique_urls and the search document size limits are ignored' }, meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
+  name: 'trawl_limits', key: 'trawlLimits', honoured: { partly: 'the search document size limits are ignored' }, meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'max_url_length', key: 'maxUrlLength', honoured: 'full', type: 'integer', default: 2048, min: 1, unit: 'characters', meaning: 'URLs longer than this are skipped.', spec: X }),
     attrib({ name: 'max_url_segments', key: 'maxUrlSegments', honoured: 'full', type: 'integer', default: 16, min: 1, meaning: 'URLs whose path has more segments are skipped.', spec: X }),
@@ -481,8 +481,8 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
     attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
     attrib({ name: 'connect_timeout', key: 'connectTimeoutS', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
-    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'not', type: 'integer', min: 1, unit: 's', meaning: 'Meant to stop a refresh cycle after this long; not honoured yet: nothing stops a cycle by time.', spec: X }),
-    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'not', type: 'integer', min: 1, meaning: 'Meant to stop a refresh cycle after this many unique URLs; not honoured yet.', spec: X }),
+    attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'full', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle that has run this long (wall time since it started, a resumed cycle\'s earlier runs included) starts no more fetches: the ones under way finish, the URIs still queued are abandoned, and the cycle ends complete (the Elastic crawler\'s max_duration).', spec: X }),
+    attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'full', type: 'integer', min: 1, meaning: 'URIs fetched in one refresh cycle at most (each once, retries not counted again); then the URIs still queued are abandoned and the cycle ends complete (the Elastic crawler\'s max_unique_url_count).', spec: X }),
     attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
     attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', honoured: 'not', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
     attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),
@@ -575,8 +575,8 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'exclude_exts', key: 'excludeExts', honoured: 'full', type: 'list-string', check: checkExtension, default: ['.jpg', '.jpeg', '.ico', '.tif', '.png', '.bmp', '.gif', '.wmf', '.avi', '.mpg', '.wmv', '.wma', '.ram', '.asx', '.ASF', '.mp3', '.wav', '.ogg', '.ra', '.aac', '.m4a', '.zip', '.gz', '.vmarc', '.z', '.tar', '.iso', '.img', '.rpm', '.cab', '.rar', '.ace', '.hqx', '.swf', '.exe', '.java', '.jar', '.prz', '.wrl', '.midr', '.css', '.ps', '.ttf', '.mso', '.dvi'], meaning: 'File extensions never crawled (compared without regard to case).', spec: S }),
   attrib({ name: 'use_http_1_1', key: 'useHttp11', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Use HTTP/1.1 (otherwise HTTP/1.0).', spec: S }),
   attrib({ name: 'accept_compression', key: 'acceptCompression', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Accept gzip, deflate and br content encodings (needs use_http_1_1).', spec: S }),
-  attrib({ name: 'dbswitch', key: 'dbswitch', honoured: 'not', type: 'integer', default: 5, min: 1, meaning: 'Refresh cycles a document may go unseen before it expires.', spec: S }),
-  attrib({ name: 'dbswitch_delete', key: 'dbswitchDelete', honoured: 'not', type: 'boolean', default: false, meaning: 'Delete expired documents (otherwise they are re-queued).', spec: S }),
+  attrib({ name: 'dbswitch', key: 'dbswitch', honoured: 'full', type: 'integer', default: 5, min: 1, meaning: 'Refresh cycles a document may go unprocessed before it expires (checked as each cycle begins: a document last processed in cycle e expires at the start of cycle E when E - e > dbswitch).', spec: S }),
+  attrib({ name: 'dbswitch_delete', key: 'dbswitchDelete', honoured: 'full', type: 'boolean', default: false, meaning: 'Delete expired documents from the crawl store, the content store and every content destination; otherwise they are queued again to check that they still exist.', spec: S }),
   attrib({ name: 'html_redir_is_redir', key: 'htmlRedirIsRedir', honoured: 'full', type: 'boolean', default: true, meaning: 'Treat a <meta http-equiv="refresh"> as an HTTP redirect.', spec: S }),
   // Spec decision: the 2.2.3 table writes "hmtl_redir_threshold", the 3.2
   // example "html_redir_thresh". trawl writes the example's spelling and reads all three.
@@ -631,7 +631,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
   attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'not', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
-  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'soft runs as append, and adaptive as scratch without adaptive scheduling', values: ['soft', 'adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
+  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'adaptive runs as scratch without adaptive scheduling', values: ['adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
 ] as const;
 
 const COLLECTION_SECTIONS = [

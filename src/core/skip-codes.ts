@@ -17,6 +17,8 @@ export const URI_SKIP_CODES = {
   ic: 'Cache exclusion: already queued or crawled in this cycle',
   fo: 'Out of focus: outside the focused crawl',
   de: 'Depth exceeded: beyond crawlmode DEPTH:n',
+  // Not in MS-FSCADM: the refresh-only mode of MS-FSCCFG 2.2.4.18 limits.max_doc.
+  rl: 'Refresh-only limit: the collection holds limits.max_doc documents, so a URI never fetched is not fetched',
 } as const;
 
 export const DOC_SKIP_CODES = {
@@ -58,6 +60,7 @@ export const URI_SKIP_ACTIONS: Readonly<Record<UriSkipCode, string>> = {
   ic: 'nothing: the URI is fetched once a cycle',
   fo: 'widen the focused section',
   de: 'raise crawlmode DEPTH:n',
+  rl: 'raise limits.max_doc, or delete documents: refresh-only ends below max_doc - max_doc_slack',
 };
 
 /** What an operator who wanted a document dropped with this code can do; one entry per code. */

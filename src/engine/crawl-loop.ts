@@ -3,7 +3,7 @@
  * free, sleeps until a site is ready or something wakes it, and ends when
  * no task runs and no site has work (or on a stop, or at max pages).
  *
- *   ┌─► stopped? max pages? disk full (wait for space)?
+ *   ┌─► stopped? max pages? a trawl_limits bound (cycle-limits.ts)? disk full (wait for space)?
  *   │   suspended time slot (MS-FSCCFG 2.2.4.23)? else held sites held,
  *   │   SiteScheduler.ready(now, free slots) ─► SiteTasks.run(site) for each
  *   │   nothing running and nothing queued ─► done
@@ -48,12 +48,18 @@ export class CrawlLoop {
         await Promise.allSettled(tasks);
         return 'max-pages';
       }
+      const now = env.now();
+      const limit = env.limits.reached(now);
+      if (limit !== undefined) {
+        // trawl_limits (cycle-limits.ts): no fetch starts; the ones under way finish.
+        await Promise.allSettled(tasks);
+        return limit;
+      }
       if (env.disk.paused) {
         // A write failed for lack of space: no fetch starts until there is some again.
         await env.disk.waitForSpace(signal);
         continue;
       }
-      const now = env.now();
       let nextMs: number | undefined;
       const slot = env.rt.delayNow(undefined, now);
       if (slot === 'suspend') {
@@ -87,6 +93,8 @@ export class CrawlLoop {
         }
       }
       if (tasks.size === 0 && env.sched.idle()) return 'done';
+      // Woken at max_crawl_duration's deadline at the latest, not at the next site's delay.
+      if (env.limits.deadline !== Number.POSITIVE_INFINITY) nextMs = Math.min(nextMs ?? env.limits.deadline, env.limits.deadline);
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;

@@ -8,6 +8,7 @@ import type { EgressPolicy, LookupFn } from '../fetch/egress.ts';
 import type { ExtractPool } from '../extract/extract-pool.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
+import type { LimitStop } from './cycle-limits.ts';
 
 /** Something a crawl reports: a fetch, a URI or document turned away, robots.txt, the cycle, an error, the disk. */
 export interface CrawlEvent {
@@ -78,7 +79,14 @@ export interface CycleSummary {
   readonly resumed: boolean;
   /** The cycle ran to completion (nothing left queued). */
   readonly complete: boolean;
-  readonly stoppedBy: 'done' | 'max-pages' | 'signal';
+  /**
+   * Why the loop ended: it ran out of work, `--max-pages`, a stop, or a
+   * trawl_limits bound (max_crawl_duration, max_unique_urls: the cycle is
+   * then complete, what was still queued abandoned; cycle-limits.ts).
+   */
+  readonly stoppedBy: 'done' | 'max-pages' | 'signal' | LimitStop;
+  /** URIs still queued when a trawl_limits bound ended the cycle, dropped from it. */
+  readonly abandoned: number;
   readonly requests: number;
   readonly stored: number;
   readonly unchanged: number;

@@ -27,6 +27,7 @@ import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import { setUpCycle } from './cycle-setup.ts';
+import { LIMIT_PARAMETER } from './cycle-limits.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS } from './cycle-stats.ts';
 import { DuplicateDetector } from './duplicates.ts';
 import type { AddedUris, Seeder } from './seeding.ts';
@@ -84,9 +85,16 @@ export class CollectionCrawl {
     return this.stats.totalsData();
   }
 
-  /** MS-FSCADM 2.2.3.6: `disk_free` while the data directory's disk is below limits.disk_free or full. */
-  diskLimit(): 'disk_free' | undefined {
-    return this.prepared && this.env.disk.refreshOnly ? 'disk_free' : undefined;
+  /**
+   * MS-FSCADM 2.2.3.6: the crawl limit in force, if any: `disk_free` while
+   * the data directory's disk is below limits.disk_free or full (told
+   * first: it is the news), `max_doc` while the collection holds
+   * limits.max_doc documents.
+   */
+  crawlLimit(): 'disk_free' | 'max_doc' | undefined {
+    if (!this.prepared) return undefined;
+    if (this.env.disk.refreshOnly) return 'disk_free';
+    return this.env.limits.refreshOnly ? 'max_doc' : undefined;
   }
 
   /** Wakes the loop (new work arrived from outside). */
@@ -130,13 +138,29 @@ export class CollectionCrawl {
       await this.fetcher.close();
       await this.stats.settled();
     }
+    // A trawl_limits bound ends the cycle as a success: what it left queued is abandoned (the Elastic crawler's rule).
+    const limitStop = stoppedBy === 'max-duration' || stoppedBy === 'max-unique-urls' ? stoppedBy : undefined;
+    let abandoned = 0;
+    if (stoppedBy === 'refresh') {
+      const left = (await this.store.counts(env.name)).queued;
+      const fate = env.rt.settings.refreshMode === 'scratch' || env.rt.settings.refreshMode === 'adaptive' ? 'dropped when the next cycle starts (refresh_mode scratch)' : `crawled in the next cycle (refresh_mode ${env.rt.settings.refreshMode})`;
+      this.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name} ends: its refresh period (${env.rt.settings.refreshMin} min) is over; the ${left} URIs left queued are ${fate}` });
+    }
+    if (limitStop) {
+      abandoned = await this.store.dropQueued(env.name).catch((err: unknown) => {
+        this.unlessDiskFull(err, 'the URIs left queued stay queued until the next run');
+        return 0;
+      });
+      this.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name} ends: ${LIMIT_PARAMETER[limitStop]} reached; ${abandoned} queued URIs are abandoned` });
+    }
     const counts = await this.store.counts(env.name);
-    const complete = stoppedBy === 'done' && counts.queued === 0 && counts.leased === 0;
+    // The end of the refresh period ends the cycle with what it left queued: the next cycle's, per refresh_mode.
+    const complete = stoppedBy === 'refresh' ? counts.leased === 0 : (stoppedBy === 'done' || limitStop !== undefined) && counts.queued === 0 && counts.leased === 0;
     if (complete) await this.store.updateCollection(env.name, { cycleEndedMs: this.now() });
     // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
     const queueLength = (site: string): number => env.sched.peek(site)?.queued ?? 0;
     await this.stats.saveAll(complete, queueLength).catch((err: unknown) => this.unlessDiskFull(err, 'the site statistics of this run are not saved'));
-    return { collection: env.name, epoch: env.epoch, resumed, complete, stoppedBy, ...this.stats.c, queued: counts.queued, durationMs: this.now() - this.started };
+    return { collection: env.name, epoch: env.epoch, resumed, complete, stoppedBy, abandoned, ...this.stats.c, queued: counts.queued, durationMs: this.now() - this.started };
   }
 
   /** Rethrows `err` unless the disk is full, which is reported (the crawl store keeps what it committed). */
@@ -169,24 +193,33 @@ export class CollectionCrawl {
     const row = (await this.store.getCollection(name))!;
     const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
     let crashed: LeasedUri[] = [];
+    let cycleStartedMs = this.now();
+    /** refresh_mode soft: the sites still crawling what an earlier cycle queued, which this one does not refresh, with that cycle. */
+    let unrefreshed: ReadonlyMap<string, number> | undefined;
     if (unfinished) {
+      cycleStartedMs = row.cycleStartedMs ?? cycleStartedMs;
       this.setEpoch(row.epoch);
       const { recovered, crashedTwice } = await this.store.recoverLeases(name);
       this.events.emit({ type: 'cycle', message: `resuming cycle ${row.epoch} of ${name}; ${recovered} URIs that were in flight go back to the queue` });
       crashed = crashedTwice;
     } else {
       this.setEpoch(row.epoch + 1);
-      await this.store.updateCollection(name, { epoch: this.env.epoch, cycleStartedMs: this.now() });
+      await this.store.updateCollection(name, { epoch: this.env.epoch, cycleStartedMs });
       // MS-FSCCFG 2.2.3 refresh_mode: scratch truncates what the last cycle left queued.
       // (URIs sent by another collection for this new cycle stay.)
       if (rt.settings.refreshMode === 'scratch' || rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.env.epoch);
+      // soft: "a site is not refreshed until the crawl queue is empty" (MS-FSCCFG 2.2.3 refresh_mode).
+      if (rt.settings.refreshMode === 'soft') unrefreshed = new Map((await this.store.sitesWithWork(name)).map((w) => [w.site, w.oldestEpoch]));
       this.events.emit({ type: 'cycle', message: `starting cycle ${this.env.epoch} of ${name}` });
     }
     // Filled by seed() with the checksums of the records already stored, and by each commit with the one it writes.
     this.duplicates.beginCycle();
     await this.stats.load();
+    const { limits } = this.env;
+    limits.begin(cycleStartedMs, limits.needsCounts ? await this.store.cycleRecordCounts(name, this.env.epoch) : undefined);
     for (const uri of crashed) await this.setAside(uri);
-    await this.seeder.seed();
+    this.env.softSites = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
+    await this.seeder.seed(this.env.softSites);
     for (const w of await this.store.sitesWithWork(name)) this.env.sched.addWork(w.site, w.queued);
     return unfinished;
   }

@@ -14,6 +14,7 @@ import type { CrawlStore } from '../store/crawl-store.ts';
 import type { CrawlEvents } from './crawl-events.ts';
 import type { CrawlerOptions } from './crawl-types.ts';
 import type { CycleStats } from './cycle-stats.ts';
+import type { CycleLimits } from './cycle-limits.ts';
 import type { DiskGuard } from './disk-guard.ts';
 import type { DuplicateDetector } from './duplicates.ts';
 import type { LinkScreening } from './link-screening.ts';
@@ -28,6 +29,8 @@ export interface CycleParts {
   readonly screening: LinkScreening;
   readonly duplicates: DuplicateDetector;
   readonly disk: DiskGuard;
+  /** The bounds on the cycle as a whole: max_crawl_duration, max_unique_urls, limits.max_doc. */
+  readonly limits: CycleLimits;
   /** smfilter: URLs queued in this run, in front of the store's seen set. */
   readonly bloom: BloomFilter | undefined;
   readonly pool: ExtractPool;
@@ -43,6 +46,7 @@ export class CycleEnv implements CycleParts {
   readonly screening: LinkScreening;
   readonly duplicates: DuplicateDetector;
   readonly disk: DiskGuard;
+  readonly limits: CycleLimits;
   readonly bloom: BloomFilter | undefined;
   readonly pool: ExtractPool;
   readonly now: () => number;
@@ -52,6 +56,13 @@ export class CycleEnv implements CycleParts {
   readonly name: string;
   /** The refresh cycle being crawled (set when it begins or is resumed). */
   epoch = 0;
+  /**
+   * refresh_mode soft: the sites this cycle does not refresh, each with the
+   * cycle it is still crawling; a link to one of their URIs already queued
+   * or fetched since then is not followed (outcome-writer.ts). Undefined in
+   * other modes, and when every site was refreshed.
+   */
+  softSites: ReadonlyMap<string, number> | undefined = undefined;
 
   constructor(p: CycleParts) {
     this.rt = p.rt;
@@ -62,6 +73,7 @@ export class CycleEnv implements CycleParts {
     this.screening = p.screening;
     this.duplicates = p.duplicates;
     this.disk = p.disk;
+    this.limits = p.limits;
     this.bloom = p.bloom;
     this.pool = p.pool;
     this.now = p.now;
@@ -76,8 +88,8 @@ export class CycleEnv implements CycleParts {
     return abs === undefined ? undefined : this.rt.canon.canonicalize(abs);
   }
 
-  /** Refresh-only (an operator's, or below limits.disk_free): links are not followed to anything new. */
+  /** Refresh-only (an operator's, below limits.disk_free, or at limits.max_doc): links are not followed to anything new. */
   refreshOnly(): boolean {
-    return this.opts.refreshOnly?.() === true || this.disk.refreshOnly;
+    return this.opts.refreshOnly?.() === true || this.disk.refreshOnly || this.limits.refreshOnly;
   }
 }

@@ -18,6 +18,7 @@ import type { CrawlEvents } from './crawl-events.ts';
 import type { CrawlerOptions } from './crawl-types.ts';
 import { CycleEnv } from './cycle-env.ts';
 import type { CycleStats } from './cycle-stats.ts';
+import { CycleLimits } from './cycle-limits.ts';
 import { DiskGuard } from './disk-guard.ts';
 import type { DuplicateDetector } from './duplicates.ts';
 import { LinkScreening } from './link-screening.ts';
@@ -82,7 +83,10 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const pool = opts.extractPool ?? sharedExtractPool();
   const screening = new LinkScreening(rt, shared.stats, events, pool, opts.screenedStart);
   const bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
-  const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, bloom, pool, now });
+  const limits = new CycleLimits({
+    maxCrawlDurationS: s.trawlLimits.maxCrawlDurationS, maxUniqueUrls: s.trawlLimits.maxUniqueUrls, maxDoc: s.limits.maxDoc, maxDocSlack: s.limits.maxDocSlack, refreshMin: s.refreshMin,
+  }, events);
+  const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
   const siteTasks = new SiteTasks({ env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });

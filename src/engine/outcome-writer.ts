@@ -39,6 +39,7 @@ export class OutcomeWriter {
   async write(ctx: PageContext, o: PageOutcome): Promise<void> {
     const { c } = this.env.stats;
     const { st, uri, previous } = ctx;
+    if (ctx.newDocument) this.env.limits.settleNewDocument(o.kind === 'stored');
     switch (o.kind) {
       case 'stored': {
         c.stored++;
@@ -48,6 +49,8 @@ export class OutcomeWriter {
         rec.checksum = o.checksum;
         rec.contentRef = o.contentRef;
         await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
+        // A never-fetched URI's document was counted as its place was settled, above.
+        if (!wasFed(previous) && !ctx.newDocument) this.env.limits.noteDocuments(1);
         if (previous?.contentRef && previous.contentRef !== o.contentRef) await this.env.content.delete(previous.contentRef);
         return;
       }
@@ -65,6 +68,7 @@ export class OutcomeWriter {
         rec.skipCode = 'cs';
         rec.contentRef = o.contentRef;
         await this.commit(ctx, rec, ctx.links, this.unfeedOps(uri.url, previous));
+        if (wasFed(previous)) this.env.limits.noteDocuments(-1);
         if (o.canonical && previous?.contentRef) await this.env.content.delete(previous.contentRef);
         return;
       }
@@ -121,6 +125,7 @@ export class OutcomeWriter {
         c.deleted++;
         st.add('Deleted');
         await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, 'delete'));
+        if (wasFed(previous)) env.limits.noteDocuments(-1);
         await env.content.delete(previous.contentRef);
       } else {
         await this.commit(ctx, rec, ctx.links, []);
@@ -169,6 +174,26 @@ export class OutcomeWriter {
     return wasFed(previous) ? this.feedOps(url, 'delete') : [];
   }
 
+  /**
+   * refresh_mode soft: a site still in an earlier cycle is not refreshed, so
+   * a link to one of its URIs queued or fetched since that cycle is not
+   * queued again (`ic`). One look-up in the store per such link; links to
+   * other sites pass untouched.
+   */
+  private async dropSoftSeen(links: QueuedUri[], soft: ReadonlyMap<string, number>, st: SiteStats): Promise<QueuedUri[]> {
+    const env = this.env;
+    const kept: QueuedUri[] = [];
+    for (const q of links) {
+      const since = soft.get(q.site);
+      if (since !== undefined && (await env.store.seen(env.name, since, q.url))) {
+        env.stats.uriSkips(st, 'ic', 1);
+        continue;
+      }
+      kept.push(q);
+    }
+    return kept;
+  }
+
   /** Writes the fetch's outcome in one transaction and tells the scheduler about the new work. */
   private async commit(ctx: PageContext, record: UriRecord | undefined, discoveredIn: QueuedUri[], feed: FeedOp[]): Promise<void> {
     const env = this.env;
@@ -179,6 +204,7 @@ export class OutcomeWriter {
     // Refresh-only: links are not followed to anything new (known URIs are re-queued at each cycle start).
     let discovered = env.refreshOnly() ? discoveredIn.filter((q) => q.redirects > 0) : discoveredIn;
     discovered = env.screening.dropScreened(discovered, st);
+    if (env.softSites !== undefined) discovered = await this.dropSoftSeen(discovered, env.softSites, st);
     if (env.bloom) {
       // smfilter: links the filter has seen are checked against the store here, outside the write transaction.
       const fresh: QueuedUri[] = [];

@@ -6,7 +6,8 @@
  *   seed   start_uris, start_uri_files, rss start URIs (per sub-collection too),
  *          sitemaps ─► scope ─► enqueue
  *          every record the store knows ─► enqueue again (a page of records at a time);
- *          the same walk fills the duplicate check's checksum filter
+ *          the same walk fills the duplicate check's checksum filter, and finds the
+ *          documents dbswitch expires (deleted with dbswitch_delete)
  */
 
 import { readFileSync } from 'node:fs';
@@ -51,8 +52,12 @@ export class Seeder {
     this.wake = wake;
   }
 
-  /** Start URIs (start_uris, start_uri_files, per sub-collection too), then the URIs the crawl store knows. */
-  async seed(): Promise<void> {
+  /**
+   * Start URIs (start_uris, start_uri_files, per sub-collection too), then
+   * the URIs the crawl store knows; none of the sites in `unrefreshed`
+   * (refresh_mode soft: they still have an earlier cycle's queue to crawl).
+   */
+  async seed(unrefreshed?: ReadonlyMap<string, number>): Promise<void> {
     const env = this.env;
     const rt = env.rt;
     const seeds: Array<{ url: string; sub: string | undefined; flags: number }> = [];
@@ -79,7 +84,9 @@ export class Seeder {
         env.screening.skipUri(siteOf(u), d.code!, url, `start URI refused: ${d.reason}`);
         continue;
       }
-      batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: s.sub ?? rt.subOf(u), flags: s.flags });
+      const site = siteOf(u);
+      if (unrefreshed?.has(site)) continue;
+      batch.push({ url, site, depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: s.sub ?? rt.subOf(u), flags: s.flags });
     }
     // A refresh re-queues every URI the crawl store knows, so unchanged
     // pages (304s, which carry no links) are still refetched; a page of
@@ -88,15 +95,50 @@ export class Seeder {
     const prepend = rt.settings.refreshMode === 'prepend';
     if (!prepend) await env.store.enqueue(env.name, env.epoch, batch, false);
     // The same walk fills the checksum filter before any page is fetched (duplicates.ts).
+    const { dbswitch, dbswitchDelete } = rt.settings;
+    let expiredCount = 0;
     for await (const records of this.recordPages(prepend)) {
       const known: QueuedUri[] = [];
+      const expired: string[] = [];
       for (const r of records) {
-        if (r.status !== 'deleted') known.push(this.requeueOf(r));
+        if (r.status === 'deleted') continue;
+        // MS-FSCCFG 2.2.3 dbswitch: not processed in the last `dbswitch` cycles.
+        if (env.epoch - r.epoch > dbswitch) {
+          expiredCount++;
+          if (dbswitchDelete) {
+            expired.push(r.url);
+            continue;
+          }
+        }
         env.duplicates.noteRecord(r);
+        if (unrefreshed?.has(r.site)) continue;
+        known.push(this.requeueOf(r));
       }
+      if (expired.length > 0) await this.deleteExpired(expired);
       await env.store.enqueue(env.name, env.epoch, known, prepend);
     }
     if (prepend) await env.store.enqueue(env.name, env.epoch, batch, true);
+    if (expiredCount > 0) {
+      env.events.emit({
+        type: 'cycle',
+        message: dbswitchDelete
+          ? `dbswitch: ${expiredCount} documents not processed in the last ${dbswitch} cycles expired and were deleted (dbswitch_delete)`
+          : `dbswitch: ${expiredCount} documents not processed in the last ${dbswitch} cycles expired; they are queued again to check that they still exist (dbswitch_delete no)`,
+      });
+    }
+  }
+
+  /**
+   * dbswitch_delete: expired URIs are forgotten as CollectionDeleteURIs
+   * forgets them (record, queue entry, a delete operation for each content
+   * destination, in one transaction), then their stored copies go.
+   */
+  private async deleteExpired(urls: readonly string[]): Promise<void> {
+    const env = this.env;
+    const refs = await env.store.deleteUris(env.name, urls, env.opts.feedTo ?? []);
+    for (const ref of refs) await env.content.delete(ref);
+    env.limits.noteDocuments(-refs.length);
+    if (refs.length > 0 && (env.opts.feedTo?.length ?? 0) > 0) env.opts.onFeed?.();
   }
 
   private fromFiles(seeds: Array<{ url: string; sub: string | undefined; flags: number }>, files: readonly string[] | undefined, sub: string | undefined, flags: number): void {

@@ -204,6 +204,17 @@ export class SiteTasks {
       site.putBack(uri);
       return;
     }
+    // limits.max_doc (cycle-limits.ts): a URI never fetched takes one of the places left, or is not fetched.
+    const newDocument = previous === undefined && env.limits.countsDocuments;
+    if (newDocument && !env.limits.takeNewDocument()) {
+      return pipeline.write(new PageContext(site, uri, undefined, undefined, settings, st, env.now()), { kind: 'refused', code: 'rl', reason: 'limits.max_doc reached: refresh-only, only known URIs are fetched' });
+    }
+    if (!env.limits.takeFetch(uri.retries)) {
+      // trawl_limits.max_unique_urls used up: the loop ends the cycle once the fetches under way are in.
+      if (newDocument) env.limits.settleNewDocument(false);
+      site.putBack(uri);
+      return;
+    }
     env.sched.started(site, env.now());
     this.inFlight++;
     site.busy = false;
@@ -244,7 +255,9 @@ export class SiteTasks {
     // COMMIT_BACKLOG bounds how many of the site's pages may wait for that.
     site.committing++;
     try {
-      const processing = pipeline.run(new PageContext(site, uri, previous, outcome, settings, st, env.now()));
+      const ctx = new PageContext(site, uri, previous, outcome, settings, st, env.now());
+      ctx.newDocument = newDocument;
+      const processing = pipeline.run(ctx);
       env.sched.finished(site, true);
       await processing;
     } finally {

@@ -224,7 +224,7 @@ export class CrawlerService {
       feeding: Object.values(feeding).some((on) => on),
       // 2.2.4.10: empty when the only destination is the default one.
       feedingDestinations: Object.keys(mc.settings.feeding).length > 0 ? feeding : {},
-      crawlLimit: mc.crawl?.diskLimit() ?? (mc.state.refreshOnly ? 'user' as const : 'none' as const),
+      crawlLimit: mc.crawl?.crawlLimit() ?? (mc.state.refreshOnly ? 'user' as const : 'none' as const),
     };
     const feeder = mc.runtime.feeder;
     const pp = feeder ? { ...feeder.counters } : undefined;
@@ -442,10 +442,11 @@ export class CrawlerService {
     await this.collection(name).setRefreshOnly(on);
   }
 
-  /** MS-FSCADM 2.2.3.6; limits.disk_free (or a full disk) is told before the operator's refresh-only mode, as the news. */
+  /** MS-FSCADM 2.2.3.6; limits.disk_free (or a full disk) and limits.max_doc are told before the operator's refresh-only mode, as the news. */
   async crawlMode(name: string): Promise<string> {
     const mc = this.collection(name);
-    if (mc.crawl?.diskLimit()) return 'Refreshing(limit=disk_free)';
+    const limit = mc.crawl?.crawlLimit();
+    if (limit !== undefined) return `Refreshing(limit=${limit})`;
     return mc.state.refreshOnly ? 'Refreshing(limit=user)' : '';
   }
 

@@ -91,6 +91,8 @@ export interface LeasedUri extends QueuedUri {
 export interface SiteWork {
   readonly site: string;
   readonly queued: number;
+  /** The earliest cycle any of those URIs was queued for (refresh_mode soft: where the site's unfinished cycle began). */
+  readonly oldestEpoch: number;
 }
 
 export interface FrontierCounts {

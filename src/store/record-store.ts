@@ -89,4 +89,19 @@ export interface RecordStore {
   listRecordPage(collection: string, page: RecordPageRequest): Promise<RecordPage>;
   /** Number of records, optionally of one site and/or one status. */
   countRecords(collection: string, filter?: RecordFilter): Promise<number>;
+  /**
+   * What the cycle limits start from (MS-FSCCFG 2.2.4.18 `limits.max_doc`,
+   * `trawl_limits.max_unique_urls`): `documents`, the records that hold a
+   * document (stored or unchanged, with content: what the destinations
+   * have), and `inCycle`, the records written in cycle `epoch` (each URI
+   * fetched in that cycle, once). One pass over the collection's records;
+   * called once per cycle start, and only when such a limit is set.
+   */
+  cycleRecordCounts(collection: string, epoch: number): Promise<CycleRecordCounts>;
+}
+
+/** See RecordStore.cycleRecordCounts. */
+export interface CycleRecordCounts {
+  readonly documents: number;
+  readonly inCycle: number;
 }

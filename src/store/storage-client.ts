@@ -34,7 +34,7 @@ const CRAWL_STORE_METHODS = [
   'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'deleteCollection',
   'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'lease', 'release', 'retry',
   'recoverLeases', 'armSuspect', 'dropQueued', 'counts',
-  'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords',
+  'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',
   'putSitemapMeta', 'getSitemapMeta', 'noteFeedLinks',
   'getRobots', 'putRobots', 'getSiteStats', 'putSiteStats', 'putSiteStatsMany', 'listSiteStats',

@@ -36,11 +36,11 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['proxy', 'passwd', 'logins', 'use_cookies', 'use_javascript', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors', 'cert_file', 'key_file']) {
+    for (const p of ['proxy', 'passwd', 'logins', 'use_cookies', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors', 'cert_file', 'key_file']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'limits.disk_free', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
-    assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['soft', 'adaptive']);
+    for (const p of ['delay', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
+    assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
 
@@ -98,7 +98,7 @@ describe('honouredWarnings', () => {
   it('a partly honoured parameter warns only for the values it ignores', () => {
     const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="refresh_mode" type="string">adaptive</attrib>\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>https</member></attrib>`));
     assert.deepEqual(ds.map((d) => d.param), ['refresh_mode']);
-    assert.match(ds[0]!.message, /only partly honoured: .*adaptive as scratch/);
+    assert.match(ds[0]!.message, /only partly honoured: .*adaptive runs as scratch/);
     const ftp = honouredWarnings(read(`${SCOPE}\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>ftp</member></attrib>`));
     assert.deepEqual(ftp.map((d) => d.param), ['allowed_schemes']);
   });
@@ -148,7 +148,7 @@ describe('reference: the Honoured column', () => {
     assert.match(ref, /\| Parameter \| Type \| Default \| Where \| Honoured \| Meaning \|/);
     assert.match(ref, /\| `proxy` \| [^\n]*\| CSN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
-    assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: soft runs as append/);
+    assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: adaptive runs as scratch/);
     assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);
   });
 });

@@ -17,6 +17,7 @@ import { CrawlEvents } from '../../src/engine/crawl-events.ts';
 import type { CrawlEvent, CrawlerOptions } from '../../src/engine/crawl-types.ts';
 import { CycleEnv } from '../../src/engine/cycle-env.ts';
 import { CycleStats } from '../../src/engine/cycle-stats.ts';
+import { CycleLimits } from '../../src/engine/cycle-limits.ts';
 import { DiskGuard } from '../../src/engine/disk-guard.ts';
 import { DuplicateDetector } from '../../src/engine/duplicates.ts';
 import { LinkScreening } from '../../src/engine/link-screening.ts';
@@ -124,6 +125,7 @@ export function testCycle(o: FixtureOptions = {}): TestCycle {
     screening: new LinkScreening(rt, stats, crawlEvents, LOCAL_POOL, o.screenedStart),
     duplicates: new DuplicateDetector(store, 't'),
     disk: new DiskGuard({ dir: undefined, minFreePct: 0, slackPct: 0, onChange: () => undefined }),
+    limits: new CycleLimits({ maxCrawlDurationS: undefined, maxUniqueUrls: undefined, maxDoc: 0, maxDocSlack: 0, refreshMin: 0 }, crawlEvents),
   });
   env.epoch = 1;
   return { env, events, log };

@@ -274,6 +274,19 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('counts the documents held and the records written in a cycle (the cycle limits start from these)', async () => {
+      const s = await target.open();
+      assert.deepEqual(await s.cycleRecordCounts('c', 1), { documents: 0, inCycle: 0 });
+      await s.putRecord('c', rec('http://a.test/1', { contentRef: 'r1', epoch: 1 }));
+      await s.putRecord('c', rec('http://a.test/2', { contentRef: 'r2', status: 'unchanged', epoch: 2 }));
+      await s.putRecord('c', rec('http://a.test/3', { contentRef: undefined, status: 'deleted', epoch: 2 }));
+      await s.putRecord('c', rec('http://a.test/4', { contentRef: 'r4', status: 'duplicate', epoch: 2 }));
+      await s.putRecord('other', rec('http://a.test/5', { contentRef: 'r5', epoch: 2 }));
+      assert.deepEqual(await s.cycleRecordCounts('c', 2), { documents: 2, inCycle: 3 });
+      assert.deepEqual(await s.cycleRecordCounts('c', 1), { documents: 2, inCycle: 1 });
+      await s.close();
+    });
+
     it('lists records a page at a time in the order they were written, forwards and backwards', async () => {
       const s = await target.open();
       const urls = ['http://b.test/z', 'http://a.test/m', 'http://c.test/a', 'http://a.test/b', 'http://b.test/c'];

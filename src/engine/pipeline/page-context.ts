@@ -77,6 +77,8 @@ export class PageContext {
   checksum: string | undefined = undefined;
   /** The checksum this page claims until its commit (duplicates.ts); the pipeline releases it. */
   claim: Claim | undefined = undefined;
+  /** A place among limits.max_doc's documents was taken for this never-fetched URI (cycle-limits.ts); the outcome writer settles it. */
+  newDocument = false;
 
   /**
    * @param site the site's scheduler state

@@ -24,7 +24,7 @@ import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
-import type { RecordFilter, RecordPage, RecordPageRequest, RecordStatus, UriRecord } from '../record-store.ts';
+import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, RecordStatus, UriRecord } from '../record-store.ts';
 import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
 import { openConnection, transaction } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
@@ -192,7 +192,7 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
   }
 
   async sitesWithWork(collection: string): Promise<SiteWork[]> {
-    return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n) }));
+    return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
   async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
@@ -320,6 +320,11 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
       ? (status !== undefined ? this.st.countRecordsOfSiteStatus.get(collection, site, status) : this.st.countRecordsOfSite.get(collection, site))
       : (status !== undefined ? this.st.countRecordsOfStatus.get(collection, status) : this.st.countRecords.get(collection));
     return Number((r as Row).n);
+  }
+
+  async cycleRecordCounts(collection: string, epoch: number): Promise<CycleRecordCounts> {
+    const r = this.st.cycleRecordCounts.get(epoch, collection) as Row;
+    return { documents: Number(r.documents), inCycle: Number(r.in_cycle) };
   }
 
   // --------------------------------------------------------- feed outbox

@@ -61,7 +61,7 @@ export function prepareStatements(db: DatabaseSync) {
     // No index holds the done URIs by site: forgetting a site reads the collection's frontier once.
     delSiteFrontier: p('DELETE FROM frontier WHERE collection = ? AND site = ? AND state <> 1'),
     seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
-    sitesWithWork: p(`SELECT site, count(*) AS n FROM frontier WHERE collection = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 GROUP BY site ORDER BY min(seq)`),
+    sitesWithWork: p(`SELECT site, count(*) AS n, min(epoch) AS e FROM frontier WHERE collection = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 GROUP BY site ORDER BY min(seq)`),
     leaseSelect: p(`SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 ORDER BY priority, seq LIMIT ?`),
     releaseQuarantine: p(`UPDATE frontier SET flags = flags & ~${QUARANTINED} WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) <> 0`),
     // Crash strikes (CRASH_STRIKE in frontier-store.ts): a lease clears them, armSuspect sets one, a crash adds one.
@@ -104,6 +104,9 @@ export function prepareStatements(db: DatabaseSync) {
     countRecordsOfSite: p('SELECT count(*) AS n FROM records WHERE collection = ? AND site = ?'),
     countRecordsOfStatus: p('SELECT count(*) AS n FROM records WHERE collection = ? AND status = ?'),
     countRecordsOfSiteStatus: p('SELECT count(*) AS n FROM records WHERE collection = ? AND site = ? AND status = ?'),
+    cycleRecordCounts: p(`SELECT count(*) FILTER (WHERE content_ref IS NOT NULL AND status IN ('stored', 'unchanged')) AS documents,
+                                 count(*) FILTER (WHERE epoch = ?) AS in_cycle
+                          FROM records WHERE collection = ?`),
 
     // ------------------------------------------------------- feed outbox
     queueFeed: p(`INSERT INTO feed_outbox (collection, destination, url, op) VALUES (?, ?, ?, ?) ${FEED_UPSERT}`),
