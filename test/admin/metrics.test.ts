@@ -10,7 +10,12 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { Exposition, escapeLabelValue } from '../../src/admin/metrics.ts';
+import { buildAdminServer } from '../../src/admin/server.ts';
+import { CrawlerService } from '../../src/service/crawler-service.ts';
+import type { CrawlStore } from '../../src/store/crawl-store.ts';
+import { openThreadedCrawlStore } from '../../src/store/storage-client.ts';
 import { ROOT } from '../helpers.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
@@ -268,5 +273,47 @@ describe('the text exposition writer', () => {
     assert.throws(() => x.family('demo_events', 'counter', 'x', []), /_total/);
     x.family('demo_g', 'gauge', 'x', []);
     assert.throws(() => x.family('demo_g', 'gauge', 'x', []), /twice/);
+  });
+});
+
+describe('/healthz answers 503 while the service is not running or its crawl store does not answer', () => {
+  it('starting, ok, store unavailable, stopping', async () => {
+    const dir = tempDir('trawl-healthz-');
+    const real = await openThreadedCrawlStore(join(dir, 'trawl.db'));
+    let stalled = false;
+    // The crawl store as the service sees it: its reads can be made to never answer.
+    const store = new Proxy(real, {
+      get(target, key) {
+        if (key === 'getCollection' && stalled) return () => new Promise(() => undefined);
+        const v = Reflect.get(target, key, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as CrawlStore;
+    const log = pino({ level: 'silent' });
+    const service = new CrawlerService({ dataDir: dir, store, log, address: { host: '127.0.0.1', port: 0 } });
+    const app = buildAdminServer({ service, log, token: TOKEN });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const p = (app.server.address() as { port: number }).port;
+    const health = async (): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const r = await get(p, '/healthz');
+      return { status: r.status, body: JSON.parse(r.text) as Record<string, unknown> };
+    };
+    try {
+      assert.deepEqual(await health(), { status: 503, body: { status: 'starting', collections: 0, uptime_s: 0 } });
+      await service.start();
+      assert.equal((await health()).status, 200);
+      stalled = true;
+      const t0 = Date.now();
+      const stuck = await health();
+      assert.deepEqual([stuck.status, stuck.body.status], [503, 'store unavailable']);
+      assert.ok(Date.now() - t0 < 5_000, `answered after ${Date.now() - t0} ms`);
+      stalled = false;
+      assert.equal((await health()).status, 200);
+      await service.stop();
+      assert.deepEqual([(await health()).status, (await health()).body.status], [503, 'stopping']);
+    } finally {
+      await app.close();
+      await real.close();
+    }
   });
 });
