@@ -292,7 +292,8 @@ export class CrawlerService {
     for (const name of this.list()) {
       const mc = this.collections.get(name);
       if (!mc) continue;
-      const m = this.metricsOf(name);
+      // A zombie's are read, not made: its entry goes when its deletion ends.
+      const m = mc.status === ZOMBIE ? this.metricsByName.get(name) ?? new CollectionMetrics() : this.metricsOf(name);
       const crawl = mc.crawl;
       const base = { name, status: mc.status, cycleRunning: crawl !== undefined, counters: m.counters(crawl?.counters()), bodyBytes: m.fetch.bodyBytes, latency: m.fetch.latency() };
       if (mc.status === ZOMBIE) {

@@ -27,10 +27,12 @@ export class FetchMetrics {
   /** Body bytes received by every fetch, pages and robots.txt. */
   bodyBytes = 0;
 
+  /** One fetch's duration; a duration that is not a number is not an observation (it would make the sum NaN). */
   observe(seconds: number): void {
+    if (Number.isNaN(seconds)) return;
     const b = FETCH_LATENCY_BUCKETS_S;
     let i = 0;
-    while (i < b.length && !(seconds <= b[i]!)) i++;
+    while (i < b.length && seconds > b[i]!) i++;
     this.buckets[i]!++;
     this.sum += seconds;
     this.count++;
