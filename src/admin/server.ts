@@ -2,6 +2,8 @@
  * The admin server: XML-RPC over HTTP POST /RPC2 (MS-FSCADM 2.2), on
  * fastify. Every failure inside a call becomes an XML-RPC fault with
  * faultCode 1 (2.2.7). A malformed request never takes the server down.
+ * Beside it, GET /metrics (Prometheus text format, metrics.ts) and
+ * GET /healthz (a liveness and readiness probe).
  *
  * What the HTTP layer accepts, checked in this order before any body byte
  * is read (`onRequest`):
@@ -11,7 +13,10 @@
  *   Origin    absent, or the server's own origin (http://<Host>) . else 403
  *   peer      not locked out after repeated bad tokens ........... else 429
  *   token     Authorization: Bearer <token>, when one is set ..... else 401
- *   type      Content-Type text/xml or application/xml ........... else 415
+ *             (not on /healthz: probes cannot send one, and it tells only
+ *             ok or not, the number of collections and the uptime)
+ *   method    GET or HEAD on /metrics and /healthz ............... else 405
+ *   type      POST /RPC2: Content-Type text/xml or application/xml  else 415
  *   body      at most maxRequestBytes, counted while it streams .. else 413
  *
  * The Host and Origin checks stop a web page in a browser from reaching
@@ -33,6 +38,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { isTrawlError } from '../core/errors.ts';
 import type { CrawlerService } from '../service/crawler-service.ts';
+import { METRICS_CONTENT_TYPE, renderMetrics } from './metrics.ts';
 import { dispatch } from './methods.ts';
 import { encodeFault, encodeMethodResponse, parseMethodCall } from './xmlrpc.ts';
 
@@ -160,6 +166,9 @@ class AuthFailures {
   }
 }
 
+/** The paths read with GET (HEAD too) alone. */
+const GET_PATHS = new Set(['/metrics', '/healthz']);
+
 function refuse(reply: FastifyReply, status: number, text: string): FastifyReply {
   return reply.code(status).header('connection', 'close').type('text/plain; charset=utf-8').send(`${text}\n`);
 }
@@ -202,7 +211,9 @@ export function buildAdminServer(o: AdminServerOptions): FastifyInstance<RawServ
       o.log.warn({ peer, origin }, 'admin request refused: cross-origin');
       return refuse(reply, 403, 'cross-origin requests are refused');
     }
-    if (o.token !== undefined) {
+    // The matched route's path (no query); undefined for a path no route has.
+    const route = req.routeOptions.url;
+    if (o.token !== undefined && route !== '/healthz') {
       const now = Date.now();
       const wait = failures.lockedFor(peer, now);
       if (wait > 0) return refuse(reply.header('retry-after', String(Math.ceil(wait / 1000))), 429, 'too many failed token checks from this address; try again later');
@@ -215,7 +226,10 @@ export function buildAdminServer(o: AdminServerOptions): FastifyInstance<RawServ
         return refuse(reply.header('www-authenticate', 'Bearer realm="trawl"'), 401, 'a bearer token is required');
       }
     }
-    if (req.method === 'POST' && !isXmlMediaType(req.headers['content-type'])) {
+    if (route !== undefined && GET_PATHS.has(route) && req.method !== 'GET' && req.method !== 'HEAD') {
+      return refuse(reply.header('allow', 'GET, HEAD'), 405, `${route} takes GET only`);
+    }
+    if (req.method === 'POST' && route === '/RPC2' && !isXmlMediaType(req.headers['content-type'])) {
       return refuse(reply, 415, 'XML-RPC bodies must be sent as Content-Type: text/xml or application/xml');
     }
     return undefined;
@@ -242,6 +256,23 @@ export function buildAdminServer(o: AdminServerOptions): FastifyInstance<RawServ
     method: ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
     url: '/RPC2',
     handler: async (_req, reply) => reply.code(405).header('allow', 'POST').type('text/plain').send('XML-RPC takes POST only\n'),
+  });
+  // Every method is routed here so that the hook above answers 405 (and,
+  // for /metrics, checks the token first); only GET and HEAD reach the handlers.
+  const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
+  app.route({
+    method: ALL_METHODS,
+    url: '/metrics',
+    handler: async (_req, reply) => reply.header('cache-control', 'no-store').type(METRICS_CONTENT_TYPE).send(await renderMetrics(o.service)),
+  });
+  app.route({
+    method: ALL_METHODS,
+    url: '/healthz',
+    handler: async (_req, reply) => {
+      const h = await o.service.health();
+      return reply.code(h.ok ? 200 : 503).header('cache-control', 'no-store').type('application/json; charset=utf-8')
+        .send(`${JSON.stringify({ status: h.status, collections: h.collections, uptime_s: h.uptimeS })}\n`);
+    },
   });
   app.setErrorHandler(async (e, _req, reply) => {
     const err = e as Error & { statusCode?: number };

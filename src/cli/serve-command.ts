@@ -104,7 +104,9 @@ application/xml, a Host header naming this server (localhost, 127.0.0.1,
 Origin header other than its own: browsers on other sites cannot reach it.
 With --token-file every request needs "Authorization: Bearer <token>";
 10 failed checks from one address within a minute lock that address out
-(429) for a minute. AddURIFile reads files only inside --uri-file-dir.`)
+(429) for a minute. AddURIFile reads files only inside --uri-file-dir.
+GET /metrics answers the Prometheus text format (same checks, token
+included); GET /healthz answers 200 or 503 and needs no token.`)
     .action(async (opts: ServeOptions) => {
       const statsCycles = wholeNumberOption('--stats-cycles', opts.statsCycles, 1);
       const port = wholeNumberOption('--port', opts.port, 0, 65535);
@@ -157,7 +159,7 @@ With --token-file every request needs "Authorization: Bearer <token>";
         await service.stop();
         await store.close();
       });
-      log.info({ address }, 'admin server listening (POST /RPC2)');
+      log.info({ address }, 'admin server listening (POST /RPC2, GET /metrics, GET /healthz)');
       io.err(`trawl: serving MS-FSCADM XML-RPC at ${address}/RPC2 (data in ${opts.data})`);
       const signal = await signalled;
       log.info({ signal }, 'stopping: in-flight URIs go back to the queue');

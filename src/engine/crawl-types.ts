@@ -5,6 +5,7 @@
  */
 
 import type { EgressPolicy, LookupFn } from '../fetch/egress.ts';
+import type { FetchObserver } from '../fetch/http-fetcher.ts';
 import type { ExtractPool } from '../extract/extract-pool.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
@@ -50,6 +51,8 @@ export interface CrawlerOptions {
   readonly sendLinks?: (target: string, links: readonly QueuedUri[]) => Promise<void>;
   /** Refresh-only mode (MS-FSCADM CollectionEnableRefreshOnly): no new URIs are queued from links. */
   readonly refreshOnly?: () => boolean;
+  /** Told every fetch's duration and body bytes (the daemon's /metrics); absent: nothing is measured. */
+  readonly fetchObserver?: FetchObserver;
   /** Each DNS lookup the crawl makes (global DNS statistics). */
   readonly onDnsLookup?: (ok: boolean, code: string | undefined) => void;
   /** Sites paused until a time (ms): quarantined or preempted by an operator. */

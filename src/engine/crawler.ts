@@ -28,7 +28,7 @@ import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import { setUpCycle } from './cycle-setup.ts';
 import { LIMIT_PARAMETER } from './cycle-limits.ts';
-import { CycleStats, STATS_SAVE_INTERVAL_MS } from './cycle-stats.ts';
+import { CycleStats, STATS_SAVE_INTERVAL_MS, type Counters } from './cycle-stats.ts';
 import { DuplicateDetector } from './duplicates.ts';
 import type { AddedUris, Seeder } from './seeding.ts';
 import type { SiteTasks } from './site-task.ts';
@@ -83,6 +83,11 @@ export class CollectionCrawl {
   /** The collection's counters, as SiteStats.merge of every site would give them; undefined before any site has statistics. */
   counterTotals(): StatsData | undefined {
     return this.stats.totalsData();
+  }
+
+  /** The totals this object counted so far (the cycle summary's counters); live, not a copy. */
+  counters(): Readonly<Counters> {
+    return this.stats.c;
   }
 
   /**

@@ -3,7 +3,8 @@
  * value (`FetchOutcome`), through interceptors composed around a bounded
  * core (`interceptor.ts` says how they compose and why).
  *
- *   fetch(request) ─► requestHeaders   interceptors/request-headers.ts  method, POST body, Accept-Encoding, HTTP/1.0
+ *   fetch(request) ─► (measureFetch   interceptors/measure.ts          duration and body bytes, when an observer is given)
+ *                  ─► requestHeaders   interceptors/request-headers.ts  method, POST body, Accept-Encoding, HTTP/1.0
  *                  ─► conditionalGet   interceptors/conditional.ts      If-None-Match, If-Modified-Since
  *                  ─► egressCheck      interceptors/egress.ts           pinned DNS, address policy
  *                  ─► boundedExchange  bounded-exchange.ts              undici; limits, decoding, body budget, timers;
@@ -20,8 +21,10 @@ import { boundedExchange } from './bounded-exchange.ts';
 import { composeFetch, FetchCall, type FetchHandler } from './interceptor.ts';
 import { conditionalGet } from './interceptors/conditional.ts';
 import { egressCheck, pinnedLookup } from './interceptors/egress.ts';
+import { measureFetch, type FetchObserver } from './interceptors/measure.ts';
 import { requestHeaders } from './interceptors/request-headers.ts';
 
+export type { FetchObserver } from './interceptors/measure.ts';
 export type { ErrorKey, FailureOutcome, FetchLimits, FetchOutcome, FetchRequest, ResponseHeaders, ResponseOutcome } from './fetch-types.ts';
 export { headerPairs, headerValues } from './fetch-types.ts';
 export { BODY_MEMORY_BUDGET_BYTES, classifyError, DEFAULT_MAX_DOCUMENT_BYTES, setBodyMemoryBudget } from './bounded-exchange.ts';
@@ -30,7 +33,7 @@ export class HttpFetcher {
   private readonly agent: Agent;
   private readonly send: FetchHandler;
 
-  constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number } = {}) {
+  constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number; observer?: FetchObserver | undefined } = {}) {
     this.agent = new Agent({
       connections: opts.connections ?? 8,
       pipelining: 1,
@@ -39,8 +42,9 @@ export class HttpFetcher {
     });
     // The one place the interceptors are composed, outermost first. The
     // egress check is innermost: it guards the connection the core makes,
-    // and what wraps it sees its refusals as outcomes like any other.
-    this.send = composeFetch(boundedExchange, [requestHeaders, conditionalGet, egressCheck(resolver)]);
+    // and what wraps it sees its refusals as outcomes like any other. The
+    // measuring one (the daemon's /metrics) is outermost, and only there when asked for.
+    this.send = composeFetch(boundedExchange, [...(opts.observer ? [measureFetch(opts.observer)] : []), requestHeaders, conditionalGet, egressCheck(resolver)]);
   }
 
   /** Fetches once; never rejects (every failure is a FailureOutcome). */

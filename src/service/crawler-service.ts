@@ -38,9 +38,12 @@ import { resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
 import { dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
+import type { LatencySnapshot } from '../stats/fetch-metrics.ts';
+import type { Counters } from '../engine/cycle-stats.ts';
+import { CollectionMetrics } from './collection-metrics.ts';
 import { openCollectionRuntime } from './collection-runtime.ts';
 import { decodeOperatorState } from './collection-state.ts';
-import { ManagedCollection, ZOMBIE } from './managed-collection.ts';
+import { ManagedCollection, ZOMBIE, type CollectionStatus } from './managed-collection.ts';
 
 export interface ServiceOptions {
   readonly dataDir: string;
@@ -58,6 +61,39 @@ export interface ServiceOptions {
   readonly now?: () => number;
 }
 
+/** One collection as `GET /metrics` reports it (src/admin/metrics.ts writes it out). */
+export interface CollectionMetricsSnapshot {
+  readonly name: string;
+  readonly status: CollectionStatus;
+  /** A refresh cycle is running now. */
+  readonly cycleRunning: boolean;
+  /** Every crawl's counters in this process. */
+  readonly counters: Counters;
+  /** Body bytes received by every fetch (pages and robots.txt). */
+  readonly bodyBytes: number;
+  readonly latency: LatencySnapshot;
+  /** URIs queued; absent for a collection being deleted. */
+  readonly queued?: number;
+  /** Sites with work or a request in flight in the running cycle. */
+  readonly activeSites?: number;
+  /** Requests in flight now. */
+  readonly inFlight?: number;
+  /** Content destination → documents waiting in the feed outbox; absent without sinks or while being deleted. */
+  readonly feedBacklog?: Readonly<Record<string, number>>;
+}
+
+/** What `GET /healthz` answers: ok while the service runs and its crawl store answers. */
+export interface Health {
+  readonly ok: boolean;
+  /** `ok`, `starting`, `stopping`, or `store unavailable`. */
+  readonly status: string;
+  readonly collections: number;
+  readonly uptimeS: number;
+}
+
+/** How long /healthz waits for the crawl store. */
+export const HEALTH_STORE_TIMEOUT_MS = 2_000;
+
 /** The crawl store row that holds the global statistics (a name no collection can have). */
 const GLOBAL_ROW = '\u0000global';
 /** How long a runner waits before it tries a cycle again that a full disk stopped before it could run. */
@@ -74,6 +110,10 @@ export function sitesOfHostport(hostport: string): string[] {
 export class CrawlerService {
   /** Every collection by name, zombies (being deleted) included until their data is gone. */
   private readonly collections = new Map<string, ManagedCollection>();
+  /** /metrics: each collection's counters and fetch measurements, by name, for the life of the process. */
+  private readonly metricsByName = new Map<string, CollectionMetrics>();
+  private phase: 'new' | 'running' | 'stopping' = 'new';
+  private readonly createdMs: number;
   readonly global: GlobalStatistics;
   private readonly o: ServiceOptions;
   private readonly now: () => number;
@@ -83,6 +123,7 @@ export class CrawlerService {
   constructor(o: ServiceOptions) {
     this.o = o;
     this.now = o.now ?? Date.now;
+    this.createdMs = this.now();
     this.global = new GlobalStatistics({ nowS: this.now() / 1000 });
   }
 
@@ -116,11 +157,13 @@ export class CrawlerService {
     // Caught: a rejection here (a full disk above all) would end the daemon as an unhandled rejection.
     this.statsTimer = setInterval(() => void this.flushStatistics().catch((err: unknown) => this.o.log.warn({ err }, 'statistics not saved; tried again in 30 s')), 30_000);
     this.statsTimer.unref();
+    this.phase = 'running';
     this.o.log.info({ collections: this.collections.size }, 'crawler service started');
   }
 
   /** Graceful stop: every running cycle returns its in-flight URIs; statistics are saved. */
   async stop(): Promise<void> {
+    this.phase = 'stopping';
     if (this.statsTimer) clearInterval(this.statsTimer);
     const live = this.live();
     await Promise.all(live.map((c) => c.stop()));
@@ -179,7 +222,9 @@ export class CrawlerService {
         }
       }
       await mc.takeRefetch();
-      mc.crawl = mc.runtime.newCrawl({
+      const metrics = this.metricsOf(name);
+      const crawl = mc.runtime.newCrawl({
+        fetchObserver: metrics.fetch,
         refreshOnly: () => mc.state.refreshOnly,
         heldSites: () => mc.state.held,
         quarantinedSites: () => mc.state.quarantine,
@@ -187,15 +232,21 @@ export class CrawlerService {
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
         onEvent: (e) => this.o.log[e.type === 'disk' ? 'warn' : 'debug']({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
       });
+      mc.crawl = crawl;
       this.o.log.info({ collection: name }, 'refresh cycle starting');
       let summary: CycleSummary;
       try {
-        summary = await mc.crawl.runCycle();
+        summary = await crawl.runCycle();
         this.absorb(mc, summary.complete);
+        // In the step that detaches the crawl: a scrape counts it running or ended, once (collection-metrics.ts).
+        metrics.crawlEnded(crawl.counters(), summary.queued);
         mc.crawl = undefined;
         await mc.saveStats();
       } catch (err) {
-        mc.crawl = undefined;
+        if (mc.crawl === crawl) {
+          metrics.crawlEnded(crawl.counters(), undefined);
+          mc.crawl = undefined;
+        }
         if (!isDiskFull(err)) throw err;
         // A cycle that could not even begin (or end) for lack of space is tried again; the crawl store kept what it committed.
         this.o.log.warn({ collection: name, err }, `disk full (data directory ${this.o.dataDir}); the cycle is tried again in ${DISK_FULL_RETRY_MS / 1000} s`);
@@ -211,6 +262,80 @@ export class CrawlerService {
     const running = mc?.status === ZOMBIE ? undefined : mc?.crawl;
     if (running) await running.addUris(links.map((l) => l.url), false);
     else if (await queueSentLinks(this.o.store, target, links)) mc?.wake();
+  }
+
+  // ------------------------------------------------------------ metrics and health
+
+  private metricsOf(name: string): CollectionMetrics {
+    let m = this.metricsByName.get(name);
+    if (!m) {
+      m = new CollectionMetrics();
+      this.metricsByName.set(name, m);
+    }
+    return m;
+  }
+
+  /** The queue of `name` changed while no cycle may run: /metrics reads it from the crawl store again. */
+  private queueChanged(name: string): void {
+    this.metricsByName.get(name)?.forgetQueue();
+  }
+
+  /**
+   * Every collection as `GET /metrics` reports it, in name order. Counters
+   * and the running cycle's gauges are read from memory; the feed backlog
+   * (one grouped count of the outbox) and, for a collection with no cycle
+   * running whose queue is not known, the queue length are read from the
+   * crawl store.
+   */
+  async metricsSnapshot(): Promise<CollectionMetricsSnapshot[]> {
+    const out: CollectionMetricsSnapshot[] = [];
+    for (const name of this.list()) {
+      const mc = this.collections.get(name);
+      if (!mc) continue;
+      // A zombie's are read, not made: its entry goes when its deletion ends.
+      const m = mc.status === ZOMBIE ? this.metricsByName.get(name) ?? new CollectionMetrics() : this.metricsOf(name);
+      const crawl = mc.crawl;
+      const base = { name, status: mc.status, cycleRunning: crawl !== undefined, counters: m.counters(crawl?.counters()), bodyBytes: m.fetch.bodyBytes, latency: m.fetch.latency() };
+      if (mc.status === ZOMBIE) {
+        out.push(base);
+        continue;
+      }
+      let queued: number;
+      let activeSites = 0;
+      let inFlight = 0;
+      if (crawl) {
+        const p = crawl.progress();
+        ({ queued, activeSites, inFlight } = p);
+      } else {
+        m.queuedIdle ??= (await this.o.store.counts(name)).queued;
+        queued = m.queuedIdle;
+      }
+      let feedBacklog: Record<string, number> | undefined;
+      if (mc.runtime.feeder) {
+        feedBacklog = Object.fromEntries([...mc.runtime.destinations.keys()].map((d) => [d, 0]));
+        Object.assign(feedBacklog, await this.o.store.feedBacklog(name));
+      }
+      out.push({ ...base, queued, activeSites, inFlight, ...(feedBacklog ? { feedBacklog } : {}) });
+    }
+    return out;
+  }
+
+  /**
+   * `GET /healthz`: ok while the service runs (started, not stopping) and
+   * the crawl store answers a read within `timeoutMs`.
+   */
+  async health(timeoutMs = HEALTH_STORE_TIMEOUT_MS): Promise<Health> {
+    const base = { collections: this.live().length, uptimeS: Math.max(0, Math.round((this.now() - this.createdMs) / 1000)) };
+    if (this.phase !== 'running') return { ok: false, status: this.phase === 'new' ? 'starting' : 'stopping', ...base };
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([
+      this.o.store.getCollection(GLOBAL_ROW).then(() => true, () => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return answered ? { ok: true, status: 'ok', ...base } : { ok: false, status: 'store unavailable', ...base };
   }
 
   // ------------------------------------------------------------ statistics
@@ -316,6 +441,7 @@ export class CrawlerService {
     try {
       await rm(join(this.o.dataDir, 'content', name), { recursive: true, force: true });
       await this.o.store.deleteCollection(name);
+      this.metricsByName.delete(name);
       this.o.log.info({ collection: name }, 'collection deleted');
     } finally {
       if (this.collections.get(name)?.status === ZOMBIE) this.collections.delete(name);
@@ -355,6 +481,7 @@ export class CrawlerService {
     // Not crawling right now: a scratch crawl object checks scope and queues; the runner then resumes the cycle.
     const row = await this.o.store.getCollection(name);
     const result = await mc.runtime.probe().prepareAndAdd(urls, urgent);
+    this.queueChanged(name);
     if (row && row.epoch > 0 && result.added > 0) await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
     mc.wake();
     return result;
@@ -366,6 +493,7 @@ export class CrawlerService {
       resolveSettings(mc.config, { ...this.nodeOpt(), subcollection: sub }); // throws when there is no such sub-collection
       const probe = mc.runtime.probe();
       const n = await probe.requeueKnown((u) => probe.subOf(u) === sub);
+      this.queueChanged(name);
       await mc.reopenCycle();
       return n;
     }
@@ -381,6 +509,7 @@ export class CrawlerService {
     const target = siteOf(new URL(uri));
     const n = site ? await probe.requeueKnown((u) => siteOf(u) === target, immediately) : await probe.requeueUrls([uri], immediately, refeed && mc.runtime.feeder !== undefined);
     if (!mc.crawl) await this.o.store.updateCollection(name, { cycleEndedMs: undefined });
+    this.queueChanged(name);
     mc.wake();
     return n;
   }
@@ -389,6 +518,7 @@ export class CrawlerService {
   async deleteUris(name: string, urls: readonly string[]): Promise<number> {
     const { runtime } = this.collection(name);
     const refs = await this.o.store.deleteUris(name, urls, runtime.feedTo);
+    this.queueChanged(name);
     for (const ref of refs) await runtime.content.delete(ref);
     runtime.feeder?.poke();
     return refs.length;
@@ -399,6 +529,7 @@ export class CrawlerService {
     let n = 0;
     for (const site of sitesOfHostport(hostport)) {
       const refs = await this.o.store.deleteSite(name, site, runtime.feedTo);
+      this.queueChanged(name);
       for (const ref of refs) await runtime.content.delete(ref);
       n += refs.length;
     }
