@@ -85,6 +85,11 @@ export interface ResponseOutcome {
   readonly bytesOut: number;
   readonly durationMs: number;
   readonly address: string | undefined;
+  /**
+   * The FTP reply an `ftp://` fetch came to (ftp-fetcher.ts): ftp_errors
+   * is applied to it, while `status` is the HTTP status it stands for.
+   */
+  readonly ftpCode?: number;
 }
 
 export interface FailureOutcome {
