@@ -19,6 +19,7 @@
 import { isDiskFull } from '../core/disk-full.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { writeCollectionXml } from '../config/writer.ts';
+import type { FtpFetcher } from '../fetch/ftp-fetcher.ts';
 import type { HttpFetcher } from '../fetch/http-fetcher.ts';
 import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
@@ -55,6 +56,7 @@ export class CollectionCrawl {
   private prepared = false;
   private env!: CycleEnv;
   private fetcher!: HttpFetcher;
+  private ftp!: FtpFetcher;
   private seeder!: Seeder;
   private siteTasks!: SiteTasks;
   private started = 0;
@@ -140,7 +142,7 @@ export class CollectionCrawl {
       env.screening.takeBack();
       // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
       await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
-      await this.fetcher.close();
+      await Promise.all([this.fetcher.close(), this.ftp.close()]);
       await this.stats.settled();
     }
     // A trawl_limits bound ends the cycle as a success: what it left queued is abandoned (the Elastic crawler's rule).
@@ -186,6 +188,7 @@ export class CollectionCrawl {
     });
     this.env = parts.env;
     this.fetcher = parts.fetcher;
+    this.ftp = parts.ftp;
     this.seeder = parts.seeder;
     this.siteTasks = parts.siteTasks;
   }

@@ -2,7 +2,7 @@
  * A cycle's parts, made from the collection's configuration when a cycle is
  * set up (or an idle collection is prepared for an operator's request):
  *
- *   settings ─► Runtime ─► resolver + fetcher ─► robots.txt manager
+ *   settings ─► Runtime ─► resolver + fetcher (HTTP) + FTP fetcher ─► robots.txt manager
  *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
  *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
  *                       ─► Seeder, PagePipeline ─► SiteTasks
@@ -10,7 +10,11 @@
 
 import type { CollectionConfig } from '../config/model.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
+import { FtpFetcher, type FtpAccount } from '../fetch/ftp-fetcher.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
+import { parseFtpAccount } from '../config/values.ts';
 import { sharedExtractPool } from '../extract/extract-pool.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
@@ -44,6 +48,8 @@ export interface CrawlShared {
 export interface CycleSetup {
   readonly env: CycleEnv;
   readonly fetcher: HttpFetcher;
+  /** ftp:// URIs (allowed_schemes ftp); holds no connection until one is fetched. */
+  readonly ftp: FtpFetcher;
   readonly seeder: Seeder;
   readonly siteTasks: SiteTasks;
 }
@@ -53,9 +59,11 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const rt = buildRuntime(config, { ...(opts.node !== undefined ? { node: opts.node } : {}), ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}) });
   const s = rt.settings;
   const egress: EgressPolicy = { ...s.egress, ...opts.egress };
-  const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
+  const checker = new EgressChecker(egress);
+  const resolver = new SiteResolver(checker, s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
   const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, observer: opts.fetchObserver });
+  const ftp = new FtpFetcher(resolver, checker, { account: ftpAccounts(s, opts.dataDir), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
@@ -89,6 +97,32 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
-  const siteTasks = new SiteTasks({ env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
-  return { env, fetcher, seeder, siteTasks };
+  const siteTasks = new SiteTasks({ env, resolver, fetcher, ftp, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
+  return { env, fetcher, ftp, seeder, siteTasks };
+}
+
+/**
+ * ftp_acct (MS-FSCCFG 2.2.4.21): the account for a host, by site name
+ * (compared without regard to case), its password revealed (!ENC!
+ * decrypted with the key file) the first time the host is fetched, and
+ * held only by the fetcher. No account: anonymous.
+ */
+export function ftpAccounts(s: CollectionSettings, dataDir: string | undefined): (host: string) => FtpAccount | undefined {
+  const table = new Map(Object.entries(s.ftpAcct).map(([site, value]) => [site.toLowerCase(), value]));
+  if (table.size === 0) return () => undefined;
+  let key: SecretKey | undefined;
+  const loadKey = (): SecretKey => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), s.secrets.keyFile)));
+  const revealed = new Map<string, FtpAccount>();
+  return (host) => {
+    const h = host.toLowerCase();
+    const known = revealed.get(h);
+    if (known) return known;
+    const value = table.get(h);
+    if (value === undefined) return undefined;
+    const parsed = parseFtpAccount(value);
+    if (!parsed.ok) return undefined;
+    const account = { user: parsed.value.username, password: revealSecret(parsed.value.password, loadKey) };
+    revealed.set(h, account);
+    return account;
+  };
 }
