@@ -36,10 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['proxy', 'passwd', 'logins', 'use_cookies', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors', 'cert_file', 'key_file']) {
+    for (const p of ['proxy', 'passwd', 'logins', 'use_cookies', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'cert_file', 'key_file']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
+    for (const p of ['delay', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes']) assert.equal(byPath.get(p), 'full', p);
     assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
@@ -99,13 +99,14 @@ describe('honouredWarnings', () => {
     const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="refresh_mode" type="string">adaptive</attrib>\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>https</member></attrib>`));
     assert.deepEqual(ds.map((d) => d.param), ['refresh_mode']);
     assert.match(ds[0]!.message, /only partly honoured: .*adaptive runs as scratch/);
+    // ftp is fetched now (the FTP fetcher): allowed_schemes with ftp warns no more.
     const ftp = honouredWarnings(read(`${SCOPE}\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>ftp</member></attrib>`));
-    assert.deepEqual(ftp.map((d) => d.param), ['allowed_schemes']);
+    assert.deepEqual(ftp.map((d) => d.param), []);
   });
 
   it('a section marked not gives one warning, whatever it holds', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="ftp_errors"><attrib name="550" type="string">KEEP:0</attrib></section>`));
-    assert.deepEqual(ds.map((d) => d.param), ['logins', 'ftp_errors']);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="adaptive"><attrib name="refresh_count" type="integer">2</attrib></section>`));
+    assert.deepEqual(ds.map((d) => d.param), ['logins', 'adaptive']);
   });
 
   it('looks into sub-collections and <Node> overrides', () => {
