@@ -60,10 +60,14 @@ export interface UrlCrawlOptions {
   readonly sitemaps?: boolean;
 }
 
-/** A collection that crawls the given URLs, scoped to their own sites (hosts and ports). */
+/** An input of `trawl crawl` that is a URL rather than a file. */
+const URL_INPUT = /^(?:https?|ftp):\/\//i;
+
+/** A collection that crawls the given URLs, scoped to their own sites (hosts and ports); ftp is allowed when one of them is ftp://. */
 export function collectionForUrls(urls: readonly string[], o: UrlCrawlOptions = {}): CollectionConfig {
   const c = emptyCollection(`crawl-${new URL(urls[0]!).hostname.replace(/[^A-Za-z0-9.-]/g, '_')}`);
   c.root.attribs.set('start_uris', [...urls]);
+  if (urls.some((u) => /^ftp:/i.test(u))) c.root.attribs.set('allowed_schemes', ['http', 'https', 'ftp']);
   if (o.delayS !== undefined) c.root.attribs.set('delay', o.delayS);
   if (o.userAgent !== undefined) c.root.attribs.set('headers', [`User-Agent: ${o.userAgent}`]);
   if (o.sitemaps !== undefined) c.root.attribs.set('use_sitemaps', o.sitemaps);
@@ -260,7 +264,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
   program
     .command('crawl')
     .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
-    .argument('<inputs...>', 'configuration files, or http(s) URLs to crawl within their own sites')
+    .argument('<inputs...>', 'configuration files, or http(s) or ftp URLs to crawl within their own sites')
     .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
     .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
     .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')
@@ -279,13 +283,13 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       const feedTimeout = feedTimeoutS(opts.feedTimeout);
 
       // Inputs: URLs make one collection; files may hold several.
-      const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
+      const urls = inputs.filter((i) => URL_INPUT.test(i));
       const bad = urls.filter((u) => !parseUrl(u));
       if (bad.length) throw trawlError('CRAWL_BAD_URL', { urls: bad.join(', ') });
       const oneShot = urlCrawlOptions(opts, urls.length > 0);
       const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
       let firstError: Diagnostic | undefined;
-      for (const file of inputs.filter((i) => !/^https?:\/\//i.test(i))) {
+      for (const file of inputs.filter((i) => !URL_INPUT.test(i))) {
         const r = readConfigFile(file);
         for (const d of r.diagnostics) io.err(formatDiagnostic(d));
         firstError ??= r.diagnostics.find((d) => d.severity === 'error');

@@ -111,6 +111,18 @@ describe('trawl crawl of ftp:// collections', { skip: skipUnless(TOOLS.pyftpdlib
     }
   });
 
+  it('trawl crawl ftp://… (a URL, no configuration) allows ftp for that crawl and stays on the URL\'s site', async () => {
+    const s = await startFtpServer({ ip: '127.0.9.44', dir: join(dir, 'd'), anonymousHome: 'pub', files: { 'pub/one.txt': 'one\n', 'pub/sub/two.txt': 'two\n' } });
+    try {
+      const r = await trawl(['crawl', '--data', join(dir, 'data-url'), '--allow-loopback', '--delay', '0', s.url('/')]);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(s.retrieved().sort(), ['/pub/one.txt', '/pub/sub/two.txt']);
+      assert.match(r.out + r.err, /stored 4\b/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('ftp_searchlinks no: listings are stored but their links not followed; ftp_passive no: PORT; ftp_errors 550 RETRY:2 fetches a missing file three times', async () => {
     const s = await startFtpServer({ ip: '127.0.9.43', dir: join(dir, 'c'), anonymousHome: 'pub', files: { 'pub/one.txt': 'one\n', 'pub/sub/two.txt': 'two\n' } });
     try {
