@@ -14,6 +14,7 @@ import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { buildRuntime } from '../engine/runtime.ts';
+import { ftpUserFor } from '../engine/cycle-setup.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
 import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
@@ -108,7 +109,12 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           const d = rt.scope.decide({ url, parent: undefined, hops: 0, viaRedirect: false, seed: false }, true);
           const trace = [...d.trace];
           let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace };
-          if (d.allowed) {
+          if (d.allowed && url.protocol === 'ftp:') {
+            // Which account an FTP fetch would log in with (its name only), and no robots.txt: it is an HTTP convention.
+            const who = ftpUserFor(s, url.hostname);
+            trace.push({ rule: 'ftp_acct', verdict: 'pass', reason: who.configured ? `logs in as ${who.user}, the ftp_acct account for ${url.hostname}` : `logs in as anonymous: no ftp_acct account for ${url.hostname}` });
+            trace.push({ rule: 'robots.txt', verdict: 'pass', reason: 'not consulted: robots.txt does not apply to FTP' });
+          } else if (d.allowed) {
             // robots.txt last, as in the crawl (it is consulted when the URI is leased).
             let rules = fileRules;
             let source = opts.robots !== undefined ? `robots.txt from ${opts.robots}` : '';

@@ -108,7 +108,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
  * held only by the fetcher. No account: anonymous.
  */
 export function ftpAccounts(s: CollectionSettings, dataDir: string | undefined): (host: string) => FtpAccount | undefined {
-  const table = new Map(Object.entries(s.ftpAcct).map(([site, value]) => [site.toLowerCase(), value]));
+  const table = ftpAccountTable(s);
   if (table.size === 0) return () => undefined;
   let key: SecretKey | undefined;
   const loadKey = (): SecretKey => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), s.secrets.keyFile)));
@@ -125,4 +125,15 @@ export function ftpAccounts(s: CollectionSettings, dataDir: string | undefined):
     revealed.set(h, account);
     return account;
   };
+}
+
+function ftpAccountTable(s: CollectionSettings): Map<string, string> {
+  return new Map(Object.entries(s.ftpAcct).map(([site, value]) => [site.toLowerCase(), value]));
+}
+
+/** The user name an FTP fetch of `host` logs in with (ftp_acct, else anonymous); never the password. */
+export function ftpUserFor(s: CollectionSettings, host: string): { user: string; configured: boolean } {
+  const value = ftpAccountTable(s).get(host.toLowerCase());
+  const parsed = value === undefined ? undefined : parseFtpAccount(value);
+  return parsed?.ok ? { user: parsed.value.username, configured: true } : { user: 'anonymous', configured: false };
 }
