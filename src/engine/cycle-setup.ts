@@ -63,7 +63,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const resolver = new SiteResolver(checker, s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
   const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, observer: opts.fetchObserver });
-  const ftp = new FtpFetcher(resolver, checker, { account: ftpAccounts(s, opts.dataDir), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+  const ftp = new FtpFetcher(resolver, checker, { account: ftpAccounts(s, opts.dataDir), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,

@@ -45,12 +45,13 @@ import { createServer, isIPv6, Socket, type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import { Client, FTPError, type FTPContext, type FTPResponse } from 'basic-ftp';
 import { connectForPassiveTransfer, parseEpsvResponse, parsePasvResponse } from 'basic-ftp/dist/transfer.js';
+import { DEFAULT_MAX_DOCUMENT_BYTES } from './bounded-exchange.ts';
 import type { EgressChecker, SiteResolver } from './egress.ts';
 import type { FailureOutcome, FetchLimits, FetchOutcome, ResponseOutcome } from './fetch-types.ts';
 import { listingHtml, mimeFromExtension } from './ftp-listing.ts';
 
-/** The default most body bytes of one document when the limits name none (as bounded-exchange's). */
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** The most body bytes of one document when the limits name none: the HTTP fetcher's. */
+const DEFAULT_MAX_BYTES = DEFAULT_MAX_DOCUMENT_BYTES;
 /** How long a site's control connection stays open with nothing to fetch. */
 export const FTP_IDLE_MS = 5000;
 /** The password sent when logging in as anonymous. */
@@ -82,6 +83,8 @@ export interface FtpFetcherOptions {
   readonly account: (host: string) => FtpAccount | undefined;
   readonly connectTimeoutMs?: number;
   readonly idleMs?: number;
+  /** The most bytes of a raw directory listing read (trawl_limits.max_document_bytes); more fails with "tl". */
+  readonly maxListingBytes?: number;
 }
 
 /** A refused data address (PASV elsewhere, or one the egress policy refuses). */
@@ -249,13 +252,16 @@ export class FtpFetcher {
       return failure('ot', 'int', `ftp_acct for ${url.hostname}: ${(err as Error).message}`, startedMs);
     }
 
+    // fetch_timeout counts from the call: the wait for the site's connection is part of it.
+    const leftMs = limits.fetchTimeoutMs - (performance.now() - startedMs);
+    if (leftMs <= 0) return failure('ti', 'ttl', `the download took longer than fetch_timeout (${limits.fetchTimeoutMs} ms), waiting for the site's connection`, startedMs);
     let timedOut = false;
     let stopped = false;
     let phase: 'connect' | 'login' | 'command' = 'command';
     const timer = setTimeout(() => {
       timedOut = true;
       session.client?.close();
-    }, limits.fetchTimeoutMs);
+    }, leftMs);
     const onStop = (): void => {
       stopped = true;
       session.client?.close();
@@ -275,7 +281,7 @@ export class FtpFetcher {
         if (!resolved.ok) {
           return { kind: 'failure', code: resolved.dnsError ? 'co' : 'ot', errorKey: 'net', reason: resolved.reason, blocked: !resolved.dnsError, connectFailure: resolved.dnsError, bytesIn: 0, bytesOut: 0, durationMs: performance.now() - startedMs };
         }
-        const client = new Client(this.opts.connectTimeoutMs ?? 10_000);
+        const client = new Client(this.opts.connectTimeoutMs ?? 10_000, { maxListingBytes: this.opts.maxListingBytes ?? DEFAULT_MAX_BYTES });
         session.client = client;
         session.account = account;
         phase = 'connect';
@@ -316,6 +322,7 @@ export class FtpFetcher {
         if (/timeout/i.test(message)) return { ...failure('ct', 'ttl', message, startedMs), connectFailure: true };
         return { ...failure('co', 'net', message, startedMs), connectFailure: true };
       }
+      if (/Maximum bytes exceeded/.test(message)) return failure('tl', 'int', `the listing is larger than ${this.opts.maxListingBytes ?? DEFAULT_MAX_BYTES} bytes (trawl_limits.max_document_bytes)`, startedMs);
       if (/timeout/i.test(message)) return failure('ti', 'ttl', message, startedMs);
       if (['ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code) || /closed|FIN/i.test(message)) return failure('ne', 'net', message, startedMs);
       return failure('ot', 'int', message, startedMs);

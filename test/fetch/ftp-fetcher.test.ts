@@ -203,6 +203,25 @@ describe('FtpFetcher against pyftpdlib', { skip: skipUnless(TOOLS.pyftpdlib) }, 
     }
   });
 
+  it('fetch_timeout bounds a slow transfer ("ti"), and the next fetch of the site logs in again', async () => {
+    const s = await startFtpServer({ ip: '127.0.9.26', dir: temp(), files: FILES, anonymousHome: 'pub', throttleBytesPerS: 1000 });
+    const f = fetcher();
+    try {
+      const t0 = performance.now();
+      const o = await f.fetch(req(s.url('/big.txt'), { limits: { ...LIMITS, fetchTimeoutMs: 800 } }));
+      assert.equal(o.kind, 'failure');
+      assert.equal((o as { code: string }).code, 'ti');
+      assert.ok(performance.now() - t0 < 3000);
+      assert.deepEqual(s.retrieved(), [], 'the transfer did not complete');
+      const r = asResponse(await f.fetch(req(s.url('/a.txt'))));
+      assert.equal(r.status, 200);
+      assert.equal(s.commands().filter((c) => c === 'USER anonymous').length, 2);
+    } finally {
+      await f.close();
+      await s.close();
+    }
+  });
+
   it('answers 304 without a transfer when MDTM gives the stored Last-Modified', async () => {
     const f = fetcher();
     try {

@@ -35,6 +35,8 @@ export interface FtpServerSpec {
   readonly anonymousHome?: string;
   readonly users?: readonly FtpUser[];
   readonly masquerade?: string;
+  /** Bytes per second the server sends files at (pyftpdlib's ThrottledDTPHandler): a slow server. */
+  readonly throttleBytesPerS?: number;
 }
 
 export interface FtpServer {
@@ -72,6 +74,12 @@ Handler.permit_foreign_addresses = False
 Handler.auth_failed_timeout = 0.1
 if spec.get("masquerade"):
     Handler.masquerade_address = spec["masquerade"]
+if spec.get("throttle"):
+    from pyftpdlib.handlers import ThrottledDTPHandler
+    class Slow(ThrottledDTPHandler):
+        write_limit = spec["throttle"]
+        ac_out_buffer_size = 256
+    Handler.dtp_handler = Slow
 server = FTPServer((spec["ip"], 0), Handler)
 print(server.address[1], flush=True)
 parent = os.getppid()
@@ -96,7 +104,7 @@ export async function startFtpServer(spec: FtpServerSpec): Promise<FtpServer> {
   writeFileSync(logFile, '');
   const script = join(spec.dir, 'ftp-server.py');
   writeFileSync(script, SCRIPT);
-  const json = JSON.stringify({ ip: spec.ip, root, log: logFile, anonymous: spec.anonymousHome, users: spec.users ?? [], masquerade: spec.masquerade });
+  const json = JSON.stringify({ ip: spec.ip, root, log: logFile, anonymous: spec.anonymousHome, users: spec.users ?? [], masquerade: spec.masquerade, throttle: spec.throttleBytesPerS });
   const child: ChildProcess = spawn(python, [script, json], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
