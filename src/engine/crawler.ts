@@ -19,7 +19,7 @@
 import { isDiskFull } from '../core/disk-full.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { writeCollectionXml } from '../config/writer.ts';
-import type { FtpFetcher } from '../fetch/ftp-fetcher.ts';
+import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher } from '../fetch/http-fetcher.ts';
 import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
@@ -56,7 +56,7 @@ export class CollectionCrawl {
   private prepared = false;
   private env!: CycleEnv;
   private fetcher!: HttpFetcher;
-  private ftp!: FtpFetcher;
+  private ftp!: FtpFetching;
   private seeder!: Seeder;
   private siteTasks!: SiteTasks;
   private started = 0;

@@ -10,7 +10,8 @@
 
 import type { CollectionConfig } from '../config/model.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
-import { FtpFetcher, type FtpAccount } from '../fetch/ftp-fetcher.ts';
+import type { FtpAccount } from '../fetch/ftp-fetcher.ts';
+import { LazyFtpFetcher, type FtpFetching } from '../fetch/ftp-lazy.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
@@ -49,7 +50,7 @@ export interface CycleSetup {
   readonly env: CycleEnv;
   readonly fetcher: HttpFetcher;
   /** ftp:// URIs (allowed_schemes ftp); holds no connection until one is fetched. */
-  readonly ftp: FtpFetcher;
+  readonly ftp: FtpFetching;
   readonly seeder: Seeder;
   readonly siteTasks: SiteTasks;
 }
@@ -63,7 +64,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const resolver = new SiteResolver(checker, s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
   const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, observer: opts.fetchObserver });
-  const ftp = new FtpFetcher(resolver, checker, { account: ftpAccounts(s, opts.dataDir), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes });
+  const ftp = new LazyFtpFetcher(resolver, checker, { account: ftpAccounts(s, opts.dataDir), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes, observer: opts.fetchObserver });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,

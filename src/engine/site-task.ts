@@ -18,7 +18,7 @@ import { isDiskFull } from '../core/disk-full.ts';
 import { pathAndQuery } from '../core/url.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import type { SiteResolver } from '../fetch/egress.ts';
-import type { FtpFetcher } from '../fetch/ftp-fetcher.ts';
+import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher, FetchLimits, FetchOutcome } from '../fetch/http-fetcher.ts';
 import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES } from '../extract/feed.ts';
 import type { SiteState } from '../frontier/site-scheduler.ts';
@@ -37,7 +37,7 @@ export interface SiteTaskParts {
   readonly resolver: SiteResolver;
   readonly fetcher: HttpFetcher;
   /** ftp:// URIs. */
-  readonly ftp: FtpFetcher;
+  readonly ftp: FtpFetching;
   readonly robots: RobotsManager;
   readonly seeder: Seeder;
   readonly pipeline: PagePipeline;

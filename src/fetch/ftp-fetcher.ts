@@ -49,6 +49,7 @@ import { DEFAULT_MAX_DOCUMENT_BYTES } from './bounded-exchange.ts';
 import type { EgressChecker, SiteResolver } from './egress.ts';
 import type { FailureOutcome, FetchLimits, FetchOutcome, ResponseOutcome } from './fetch-types.ts';
 import { listingHtml, mimeFromExtension } from './ftp-listing.ts';
+import { bodyBytesIn, type FetchObserver } from './interceptors/measure.ts';
 
 /** The most body bytes of one document when the limits name none: the HTTP fetcher's. */
 const DEFAULT_MAX_BYTES = DEFAULT_MAX_DOCUMENT_BYTES;
@@ -85,6 +86,8 @@ export interface FtpFetcherOptions {
   readonly idleMs?: number;
   /** The most bytes of a raw directory listing read (trawl_limits.max_document_bytes); more fails with "tl". */
   readonly maxListingBytes?: number;
+  /** Each fetch's duration and body bytes (the daemon's /metrics), as the HTTP fetcher's measureFetch tells them. */
+  readonly observer?: FetchObserver | undefined;
 }
 
 /** A refused data address (PASV elsewhere, or one the egress policy refuses). */
@@ -198,7 +201,14 @@ export class FtpFetcher {
     session.idle = undefined;
     const run = session.tail.then(() => this.fetchIn(session, key, req, startedMs));
     session.tail = run.then(() => this.idleLater(session, key), () => this.idleLater(session, key));
-    return run.catch((err: unknown) => failure('ot', 'int', `internal error: ${(err as Error).message}`, startedMs));
+    const outcome = run.catch((err: unknown) => failure('ot', 'int', `internal error: ${(err as Error).message}`, startedMs));
+    const observer = this.opts.observer;
+    if (!observer) return outcome;
+    return outcome.then((o) => {
+      observer.addBytes(bodyBytesIn(o));
+      if (req.signal?.aborted !== true) observer.observe(o.durationMs / 1000);
+      return o;
+    });
   }
 
   /** Closes every control connection. */
@@ -484,6 +494,6 @@ function response(status: number, ftpCode: number, replyLine: string, headers: R
   for (const [k, v] of Object.entries(headers)) block += `${k}: ${v}\r\n`;
   return {
     kind: 'response', status, ftpCode, headers, rawHeaders: headers, headerBlock: block, body, truncated,
-    bytesIn: body.length, bytesOut: 0, durationMs: performance.now() - startedMs, address,
+    bytesIn: block.length + body.length, bytesOut: 0, durationMs: performance.now() - startedMs, address,
   };
 }

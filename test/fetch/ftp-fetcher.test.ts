@@ -222,6 +222,38 @@ describe('FtpFetcher against pyftpdlib', { skip: skipUnless(TOOLS.pyftpdlib) }, 
     }
   });
 
+  it('over IPv6 (::1): EPSV in passive mode, EPRT in active mode', async () => {
+    const s = await startFtpServer({ ip: '::1', dir: temp(), files: FILES, anonymousHome: 'pub' });
+    const f = fetcher();
+    try {
+      assert.equal(Buffer.from(asResponse(await f.fetch(req(s.url('/a.txt')))).body).toString(), 'hello over ftp\n');
+      assert.equal(Buffer.from(asResponse(await f.fetch(req(s.url('/sub/deep.txt'), { passive: false }))).body).toString(), 'deep\n');
+      const cmds = s.commands();
+      assert.ok(cmds.includes('EPSV') && !cmds.includes('PASV'), cmds.join('\n'));
+      assert.ok(cmds.some((c) => c.startsWith('EPRT |2|::1|')), cmds.join('\n'));
+      assert.deepEqual(s.retrieved(), ['/pub/a.txt', '/pub/sub/deep.txt']);
+    } finally {
+      await f.close();
+      await s.close();
+    }
+  });
+
+  it('tells an observer (the daemon\'s /metrics) each fetch\'s duration and body bytes', async () => {
+    const seen: number[] = [];
+    let bytes = 0;
+    const checker = new EgressChecker(LOOPBACK);
+    const f = new FtpFetcher(new SiteResolver(checker, 60_000), checker, { account: () => undefined, observer: { observe: (s) => seen.push(s), addBytes: (n) => (bytes += n) } });
+    try {
+      await f.fetch(req(anon.url('/a.txt')));
+      await f.fetch(req(anon.url('/big.txt')));
+      assert.equal(seen.length, 2);
+      assert.ok(seen.every((s) => s > 0 && s < 10));
+      assert.equal(bytes, 'hello over ftp\n'.length + BIG.length);
+    } finally {
+      await f.close();
+    }
+  });
+
   it('answers 304 without a transfer when MDTM gives the stored Last-Modified', async () => {
     const f = fetcher();
     try {

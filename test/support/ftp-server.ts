@@ -124,7 +124,7 @@ export async function startFtpServer(spec: FtpServerSpec): Promise<FtpServer> {
     ip: spec.ip,
     port,
     root,
-    url: (path) => `ftp://${spec.ip}:${port}${path}`,
+    url: (path) => `ftp://${spec.ip.includes(':') ? `[${spec.ip}]` : spec.ip}:${port}${path}`,
     log,
     retrieved: () => {
       const out: string[] = [];
