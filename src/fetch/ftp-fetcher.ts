@@ -344,8 +344,13 @@ export class FtpFetcher {
 
   private async listing(client: Client, path: string, req: FtpFetchRequest, address: string, startedMs: number, session: Session): Promise<FetchOutcome> {
     await client.cd(path);
-    const entries = await client.list();
-    session.listener = undefined;
+    let entries;
+    try {
+      entries = await client.list();
+    } finally {
+      session.listener?.close();
+      session.listener = undefined;
+    }
     const html = Buffer.from(listingHtml(path, entries), 'utf8');
     const limits = req.limits;
     const max = limits.maxDocumentBytes ?? DEFAULT_MAX_BYTES;
