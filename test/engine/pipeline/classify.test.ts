@@ -89,6 +89,15 @@ describe('classify stage', () => {
     assert.equal((stage.run(pageContext(t, url, failure({ connectFailure: false }))) as { action: string }).action, 'retry');
   });
 
+  it('ftp_errors defaults (MS-FSCCFG 2.2.4.14) have no ttl: an FTP timeout keeps the document where http_errors\' ttl DELETE:3 deletes it', () => {
+    const t = testCycle();
+    const stage = new ClassifyStage(t.env);
+    const timeout = failure({ code: 'ti', errorKey: 'ttl', connectFailure: false });
+    const ftpUrl = 'ftp://files.example/pub/slow.bin';
+    assert.equal((stage.run(pageContext(t, ftpUrl, timeout, storedRecord(ftpUrl, { errorCount: 2 }))) as { action: string }).action, 'error');
+    assert.equal((stage.run(pageContext(t, url, timeout, storedRecord(url, { errorCount: 2 }))) as { action: string }).action, 'delete');
+  });
+
   it('pauses the site for a 503 with Retry-After', () => {
     const t = testCycle();
     const ctx = pageContext(t, url, response(503, '', { 'retry-after': '30' }));
