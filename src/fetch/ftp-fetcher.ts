@@ -373,7 +373,8 @@ export class FtpFetcher {
     } catch (err) {
       if (!(err instanceof FTPError)) throw err;
       if (err.code === 550) {
-        // Not a file: a directory answers CWD, and is its "/" form; anything else is the 550.
+        // Not a file: a directory answers CWD, and is its "/" form. Otherwise RETR decides
+        // (some servers refuse SIZE for files they would send): a missing file is its 550.
         const isDir = await client.cd(path).then(() => true, (e: unknown) => {
           if (e instanceof FTPError) return false;
           throw e;
@@ -383,7 +384,6 @@ export class FtpFetcher {
           location.pathname += '/';
           return response(301, 250, `250 ${path} is a directory`, { location: location.href }, Buffer.alloc(0), false, startedMs, address);
         }
-        throw err;
       }
       // SIZE not implemented (502) or refused in this mode: the limits apply as the body comes.
     }
