@@ -298,13 +298,8 @@ export class FtpFetcher {
         markSent();
         await client.connect(resolved.address, Number(url.port || 21));
         phase = 'login';
-        try {
-          await client.login(account?.user ?? 'anonymous', account?.password ?? ANONYMOUS_PASSWORD);
-        } catch (err) {
-          // The next fetch of the site tries the login again.
-          this.end(session);
-          throw err;
-        }
+        // A refused login ends the session below: the next fetch of the site tries again.
+        await client.login(account?.user ?? 'anonymous', account?.password ?? ANONYMOUS_PASSWORD);
         await client.useDefaultSettings();
       }
       const client = session.client;
@@ -318,8 +313,11 @@ export class FtpFetcher {
       session.listener?.close();
       session.listener = undefined;
       if (err instanceof FTPError) {
-        // A reply the server gave: the connection is still good, except after a failed login (ended above).
-        return response(statusOfReply(err.code, phase === 'login' ? 'login' : 'command', account !== undefined), err.code, `${err.code} ${err.message.replace(/^\d{3}[ -]/, '')}`, {}, Buffer.alloc(0), false, startedMs, session.client ? normalizeAddress(session.client.ftp.socket.remoteAddress) : undefined);
+        // A reply the server gave: the connection is still good for the next fetch, unless the
+        // reply came before the session was ready (a refused greeting or login): then it is ended.
+        const address = session.client ? normalizeAddress(session.client.ftp.socket.remoteAddress) : undefined;
+        if (phase !== 'command') this.end(session);
+        return response(statusOfReply(err.code, phase === 'command' ? 'command' : 'login', account !== undefined), err.code, `${err.code} ${err.message.replace(/^\d{3}[ -]/, '')}`, {}, Buffer.alloc(0), false, startedMs, address);
       }
       this.end(session);
       if (stopped) return failure('ot', 'int', 'aborted: the crawl is stopping', startedMs);
