@@ -102,6 +102,18 @@ export class CollectionCrawl {
     return this.env.limits.refreshOnly ? 'max_doc' : undefined;
   }
 
+  /**
+   * Why the cycle fetches nothing now, if it is held as a whole (MS-FSCADM
+   * 2.2.3.3): `disk-full`, a write failed for lack of space (status 5);
+   * `variable-delay`, the collection's variable_delay slot is `suspend`
+   * (status 8). A sub-collection's suspend slot holds only its URIs.
+   */
+  heldBy(): 'disk-full' | 'variable-delay' | undefined {
+    if (!this.prepared) return undefined;
+    if (this.env.disk.paused) return 'disk-full';
+    return this.env.rt.delayNow(undefined, this.now()) === 'suspend' ? 'variable-delay' : undefined;
+  }
+
   /** Wakes the loop (new work arrived from outside). */
   poke(): void {
     this.wake();

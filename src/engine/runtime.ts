@@ -18,6 +18,14 @@ import { elasticScopeRule } from '../scope/elastic-rules.ts';
 import { compileLockssRules, lockssScopeRule } from '../scope/lockss-rules.ts';
 import { addressRule, basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type RuleFileReader, type RuleVerdict, type ScopeRule } from '../scope/scope.ts';
 
+/**
+ * How often a suspended variable_delay slot (MS-FSCCFG 2.2.4.23) is looked
+ * at again: the crawl loop for the collection's own slots, a site task for a
+ * sub-collection's. Slots are given to the minute, so half a minute late at
+ * most.
+ */
+export const SUSPEND_RECHECK_MS = 30_000;
+
 export interface SubRuntime {
   readonly name: string;
   readonly settings: CollectionSettings;

@@ -25,6 +25,7 @@ import { PageContext, type PageOutcome } from './pipeline/page-context.ts';
 import type { PagePipeline } from './pipeline/pipeline.ts';
 import type { KnownRobots, RobotsManager } from './robots-manager.ts';
 import type { Seeder } from './seeding.ts';
+import { SUSPEND_RECHECK_MS } from './runtime.ts';
 
 /** How long a site whose next URI is a suspect waits while another suspect is fetched. */
 const SUSPECT_WAIT_MS = 100;
@@ -213,6 +214,13 @@ export class SiteTasks {
       // trawl_limits.max_unique_urls used up: the loop ends the cycle once the fetches under way are in.
       if (newDocument) env.limits.settleNewDocument(false);
       site.putBack(uri);
+      return;
+    }
+    if (uri.sub !== undefined && env.rt.delayNow(uri.sub, env.now()) === 'suspend') {
+      // MS-FSCCFG 2.2.4.23: the sub-collection's variable_delay slot suspends its
+      // crawling: the URI waits in front of its site, and the site is looked at again later.
+      site.putBack(uri);
+      env.sched.hold(site, env.now() + SUSPEND_RECHECK_MS);
       return;
     }
     env.sched.started(site, env.now());

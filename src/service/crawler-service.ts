@@ -457,7 +457,10 @@ export class CrawlerService {
   statusCode(name: string): StatusCode {
     const mc = this.collections.get(name);
     if (mc?.status === ZOMBIE) return 3;
-    return mc?.status === 'suspended' ? 4 : 1;
+    if (mc?.status === 'suspended') return 4;
+    // 2.2.3.3: 5, suspended for lack of disk space; 8, by a variable_delay suspend slot (only while a cycle runs).
+    const held = mc?.crawl?.heldBy();
+    return held === 'disk-full' ? 5 : held === 'variable-delay' ? 8 : 1;
   }
 
   async status(name: string): Promise<string> {
