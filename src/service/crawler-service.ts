@@ -32,6 +32,9 @@ import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
 import { queueSentLinks, type CycleSummary } from '../engine/crawler.ts';
+import type { AddedUris } from '../engine/seeding.ts';
+
+export type { AddedUris, NotAdded } from '../engine/seeding.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
 import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
@@ -56,6 +59,16 @@ export interface ServiceOptions {
   /** The only folder AddURIFile and CollectionDeleteURIFile read from (default `<dataDir>/uri-files`). */
   readonly uriFileDir?: string;
   readonly now?: () => number;
+}
+
+/** CrawlerService.statusDetail: CollectionGetStatus's value and what the collection does now. */
+export interface StatusDetail {
+  readonly status: string;
+  readonly activity: 'crawling' | 'idle' | 'suspended' | 'deleting';
+  /** Idle: what the runner waits for. */
+  readonly waitingFor?: 'refresh' | 'disk-full';
+  /** Idle: when the next cycle starts (or the disk is checked again), unless an operator starts it first. */
+  readonly nextCycleMs?: number;
 }
 
 /** The crawl store row that holds the global statistics (a name no collection can have). */
@@ -166,7 +179,7 @@ export class CrawlerService {
       const row = await this.o.store.getCollection(name);
       if (!row || mc.status === ZOMBIE) return;
       if (mc.status !== 'crawling') {
-        await mc.waitFor(undefined);
+        await mc.waitFor(undefined, 'suspended');
         continue;
       }
       const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
@@ -174,7 +187,7 @@ export class CrawlerService {
         // MS-FSCCFG refresh: the next cycle starts `refresh` minutes after the last one started.
         const due = (row.cycleStartedMs ?? 0) + s.refreshMin * 60_000;
         if (!s.refreshWhenIdle && this.now() < due) {
-          await mc.waitFor(due - this.now());
+          await mc.waitFor(due - this.now(), 'refresh');
           continue;
         }
       }
@@ -199,7 +212,7 @@ export class CrawlerService {
         if (!isDiskFull(err)) throw err;
         // A cycle that could not even begin (or end) for lack of space is tried again; the crawl store kept what it committed.
         this.o.log.warn({ collection: name, err }, `disk full (data directory ${this.o.dataDir}); the cycle is tried again in ${DISK_FULL_RETRY_MS / 1000} s`);
-        await mc.waitFor(DISK_FULL_RETRY_MS);
+        await mc.waitFor(DISK_FULL_RETRY_MS, 'disk-full');
         continue;
       }
       this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
@@ -340,6 +353,22 @@ export class CrawlerService {
     return this.collection(name).status;
   }
 
+  /**
+   * The status with what the collection does now (the trawl extension
+   * trawl.CollectionGetStatus): `status` is CollectionGetStatus's value;
+   * `activity` says whether a cycle runs (`crawling`) or the runner waits
+   * (`idle`: for the next refresh at `nextCycleMs`, or for disk space).
+   */
+  statusDetail(name: string): StatusDetail {
+    const mc = this.collections.get(name);
+    if (mc?.status === ZOMBIE) return { status: ZOMBIE, activity: 'deleting' };
+    const c = this.collection(name);
+    if (c.status === 'suspended') return { status: c.status, activity: 'suspended' };
+    const w = c.waiting;
+    if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling' };
+    return { status: c.status, activity: 'idle', waitingFor: w.reason, ...(w.untilMs !== undefined ? { nextCycleMs: w.untilMs } : {}) };
+  }
+
   async suspend(name: string): Promise<void> {
     await this.collection(name).suspend();
   }
@@ -349,7 +378,7 @@ export class CrawlerService {
   }
 
   /** AddURIs / AddURIFile: into the running cycle, or reopening the last one so they are fetched now. */
-  async addUris(name: string, urls: readonly string[], urgent: boolean): Promise<{ added: number; refused: Array<{ url: string; reason: string }> }> {
+  async addUris(name: string, urls: readonly string[], urgent: boolean): Promise<AddedUris> {
     const mc = this.collection(name);
     if (mc.crawl) return mc.crawl.addUris(urls, urgent);
     // Not crawling right now: a scratch crawl object checks scope and queues; the runner then resumes the cycle.
