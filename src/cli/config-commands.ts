@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { effectiveTree, resolveSettings } from '../config/effective.ts';
 import { configWarnings } from '../config/honoured.ts';
@@ -93,7 +93,7 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
     .action((file: string | undefined, opts: { url?: string[]; collection?: string; node?: string; subcollection?: string; format: string; mode: string } & UrlOptionValues) => {
       if (!['xml', 'json'].includes(opts.format)) throw new TrawlError('TRAWL_ERR_USAGE', `--format must be xml or json, not ${JSON.stringify(opts.format)}`);
       if (!['complete', 'explicit', 'changed'].includes(opts.mode)) throw new TrawlError('TRAWL_ERR_USAGE', `--mode must be complete, explicit or changed, not ${JSON.stringify(opts.mode)}`);
-      if ((file === undefined) === (opts.url === undefined)) throw new TrawlError('TRAWL_ERR_USAGE', 'give a configuration file or --url URL (the collection `trawl crawl URL` builds), not both');
+      if ((file === undefined) === (opts.url === undefined)) throw trawlError('SHOW_FILE_OR_URL', {});
       const oneShot = urlCrawlOptions(opts, opts.url !== undefined, '--url');
       const picked = opts.url !== undefined ? collectionForUrls(checkedUrls(opts.url), oneShot) : pickCollection(loadOrFail(io, file!), opts.collection, file!);
       if (opts.node !== undefined && !picked.nodes.has(opts.node)) {

@@ -95,7 +95,7 @@ export function addUrlOptions(cmd: Command, what: string): Command {
 export function urlCrawlOptions(opts: UrlOptionValues, hasUrls: boolean, urlsAre = 'the URLs given on the command line'): UrlCrawlOptions {
   const given = (['delay', 'depth', 'userAgent', 'sitemaps'] as const).filter((k) => opts[k] !== undefined);
   if (given.length && !hasUrls) {
-    throw new TrawlError('TRAWL_ERR_USAGE', `${given.map((k) => `--${k === 'userAgent' ? 'user-agent' : k}`).join(', ')} apply to ${urlsAre}; set them in the configuration file instead`);
+    throw trawlError('URL_OPTIONS_WITHOUT_URLS', { options: given.map((k) => `--${k === 'userAgent' ? 'user-agent' : k}`).join(', '), urlsAre });
   }
   let delayS: number | undefined;
   if (opts.delay !== undefined) {

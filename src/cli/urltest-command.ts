@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { DOC_SKIP_CODES } from '../core/skip-codes.ts';
 import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
@@ -72,12 +72,12 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       let baseDir: string;
       if (opts.crawlUrl !== undefined) {
         // The collection `trawl crawl URL…` builds: every positional argument is a URL to test.
-        if (opts.collection !== undefined) throw new TrawlError('TRAWL_ERR_USAGE', '--collection picks a collection of a file; --crawl-url builds one');
+        if (opts.collection !== undefined) throw trawlError('URLTEST_COLLECTION_WITH_URL', {});
         c = collectionForUrls(checkedUrls(opts.crawlUrl), oneShot);
         urls = first === undefined ? [] : [first, ...rest];
         baseDir = process.cwd();
       } else {
-        if (first === undefined) throw new TrawlError('TRAWL_ERR_USAGE', 'give a configuration file and URLs to test, or --crawl-url URL and URLs to test');
+        if (first === undefined) throw trawlError('URLTEST_NO_CONFIG', {});
         const file = first;
         urls = rest;
         baseDir = dirname(resolvePath(file));
@@ -93,7 +93,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           throw new TrawlError(opts.collection !== undefined ? 'TRAWL_ERR_CONFIG_NOT_FOUND' : 'TRAWL_ERR_USAGE', opts.collection !== undefined ? `${file} has no collection ${JSON.stringify(opts.collection)}` : `${file} defines ${cs.length} collections; choose one with --collection`);
         }
       }
-      if (urls.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'no URL to test');
+      if (urls.length === 0) throw trawlError('URLTEST_NO_URL', {});
       const rt = buildRuntime(c, { baseDir });
       const s = rt.settings;
       let fileRules: AgentRules | undefined;
