@@ -40,7 +40,7 @@ import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
-import { dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
+import { cycleNumberOfEpoch, dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
 import { openCollectionRuntime } from './collection-runtime.ts';
 import { decodeOperatorState } from './collection-state.ts';
 import { ManagedCollection, ZOMBIE } from './managed-collection.ts';
@@ -192,6 +192,8 @@ export class CrawlerService {
         }
       }
       await mc.takeRefetch();
+      // An ended cycle reopened (AddURIs, a quarantine's end, sent links): its statistics cycle was closed already.
+      mc.reopenedEpoch = unfinished && mc.stats.current === cycleNumberOfEpoch(row.epoch) + 1 ? row.epoch : undefined;
       mc.crawl = mc.runtime.newCrawl({
         refreshOnly: () => mc.state.refreshOnly,
         heldSites: () => mc.state.held,
@@ -204,11 +206,13 @@ export class CrawlerService {
       let summary: CycleSummary;
       try {
         summary = await mc.crawl.runCycle();
-        this.absorb(mc, summary.complete);
+        this.absorb(mc, summary.complete, summary.epoch);
         mc.crawl = undefined;
+        mc.reopenedEpoch = undefined;
         await mc.saveStats();
       } catch (err) {
         mc.crawl = undefined;
+        mc.reopenedEpoch = undefined;
         if (!isDiskFull(err)) throw err;
         // A cycle that could not even begin (or end) for lack of space is tried again; the crawl store kept what it committed.
         this.o.log.warn({ collection: name, err }, `disk full (data directory ${this.o.dataDir}); the cycle is tried again in ${DISK_FULL_RETRY_MS / 1000} s`);
@@ -228,7 +232,7 @@ export class CrawlerService {
 
   // ------------------------------------------------------------ statistics
 
-  private absorb(mc: ManagedCollection, cycleEnded: boolean): void {
+  private absorb(mc: ManagedCollection, cycleEnded: boolean, epoch?: number): void {
     const totals = mc.crawl?.counterTotals();
     const feeding = mc.feedingNow();
     const state = {
@@ -244,8 +248,16 @@ export class CrawlerService {
     if (totals) mc.stats.absorbCounters({ totals, ...(pp ? { pp } : {}) }, state);
     else mc.stats.absorbFeeding(pp, state);
     const nowS = this.now() / 1000;
-    if (cycleEnded) mc.stats.newCycle(nowS);
-    else mc.stats.mergeDelta(nowS);
+    // A reopened cycle's statistics cycle was closed when it first ended: what it fetches now is merged into it.
+    const reopened = mc.crawl !== undefined && mc.reopenedEpoch !== undefined;
+    if (reopened || !cycleEnded) {
+      mc.stats.mergeDelta(nowS, reopened ? 'previous' : 'current');
+      return;
+    }
+    // The statistics cycle that follows the engine's epoch E is numbered E (2.2.4.5 numbers from 0, epochs from 1).
+    const next = epoch !== undefined ? cycleNumberOfEpoch(epoch) + 1 : undefined;
+    if (next !== undefined && next > mc.stats.current) mc.stats.newCycle(nowS, next);
+    else mc.stats.newCycle(nowS);
   }
 
   /** Merges what the running crawls counted since the last flush and saves it (every 30 s, and on stop). */

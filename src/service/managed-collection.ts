@@ -72,6 +72,12 @@ export class ManagedCollection {
   readonly stats: Statistics<'collectionschema'>;
   /** The cycle running now, if any. */
   crawl: CollectionCrawl | undefined;
+  /**
+   * While the running cycle is an ended one reopened (its statistics cycle
+   * already closed): its epoch. Its counts are merged into that statistics
+   * cycle, not into the next one.
+   */
+  reopenedEpoch: number | undefined;
   /** The runner's loop (CrawlerService.run), once started. */
   loop: Promise<void> | undefined;
   private operator: OperatorState;

@@ -146,6 +146,9 @@ describe('trawl admin, as an operator reads it', () => {
       '  not a url: malformed: not a valid absolute URL; give an absolute http(s) URL',
     ].sort());
     await until(() => site.fetchedPaths(IP).includes('/new.html'));
+    // The finished cycle was reopened for it: its statistics count it; the next cycle's stay empty.
+    await until(async () => (await statsOf()).prev?.Stored === 3);
+    assert.deepEqual((await admin('stats', 'web')).out.split('\n').find((l) => l.startsWith('Stored '))!.trim().split(/\s{2,}/), ['Stored', '0', '3']);
     // The refetch the line names does fetch it again.
     const before = site.fetchedPaths(IP).filter((p) => p === '/a.html').length;
     const again = await admin('refetch-uri', '--now', 'web', h.url('/a.html'));
