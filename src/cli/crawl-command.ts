@@ -1,6 +1,8 @@
 /**
  * `trawl crawl`: one refresh cycle of every given collection, to
- * completion, on the embedded store in a data directory. Running the same
+ * completion, on the embedded store in a data directory. A file's
+ * collections mean what MS-FSCCFG says; URLs make one collection with the
+ * one-shot defaults (url-collection.ts). Running the same
  * command again after a crash or Ctrl-C resumes where it stopped.
  */
 

@@ -1,5 +1,6 @@
 /**
- * `trawl urltest CONFIG URL…`: would this collection crawl these URLs, and
+ * `trawl urltest CONFIG URL…` (or `--crawl-url URL URL…`, the collection
+ * `trawl crawl URL` builds): would this collection crawl these URLs, and
  * why (or why not)? The same scope pipeline the crawler runs, plus
  * robots.txt, with every rule consulted shown by --explain.
  */
