@@ -1,5 +1,6 @@
 /**
- * `trawl urltest CONFIG URL…`: would this collection crawl these URLs, and
+ * `trawl urltest CONFIG URL…` (or `--crawl-url URL URL…`, the collection
+ * `trawl crawl URL` builds): would this collection crawl these URLs, and
  * why (or why not)? The same scope pipeline the crawler runs, plus
  * robots.txt, with every rule consulted shown by --explain.
  */
@@ -7,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { DOC_SKIP_CODES } from '../core/skip-codes.ts';
 import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
@@ -22,6 +23,7 @@ import type { TraceStep } from '../scope/scope.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 import type { Io } from './io.ts';
+import { addUrlOptions, checkedUrls, collectionForUrls, SETTINGS_RULE_HELP, urlCrawlOptions, type UrlOptionValues } from './url-collection.ts';
 
 export interface UrlTestResult {
   /** The URL as judged: normalised as the crawl does (WHATWG, fragment dropped, rewrite_rules, canonicalization, sort_query_params). */
@@ -47,11 +49,13 @@ function memoryRobotsStore(): CrawlStore {
 }
 
 export function registerUrltestCommand(program: Command, io: Io, setExit: (code: number) => void): void {
-  program
+  const cmd = program
     .command('urltest')
     .description('tell whether a collection would crawl each URL, with the skip code; --explain shows every rule consulted')
-    .argument('<config>', 'configuration file (MS-FSCCFG XML or Elastic YAML)')
-    .argument('<urls...>', 'URLs to test')
+    .usage('[options] <config> <urls...>  |  --crawl-url <url> [options] <urls...>')
+    .argument('[config]', 'configuration file (MS-FSCCFG XML or Elastic YAML); with --crawl-url, the first URL to test')
+    .argument('[urls...]', 'URLs to test')
+    .option('--crawl-url <url>', 'instead of a file: the collection `trawl crawl URL` crawls (repeat for several URLs), with its one-shot defaults', (v: string, prev: string[] = []) => [...prev, v])
     .option('--collection <name>', 'the collection (needed when the file has several)')
     .option('--explain', 'print every rule consulted, in order, and the one that decided')
     .option('--json', 'print one JSON object per URL: {url, allowed, code, decidedBy, trace}')
@@ -59,21 +63,39 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
     .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
     .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
     .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
-    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code)')
-    .action(async (file: string, urls: string[], opts: { collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string }) => {
-      const r = readConfigFile(file);
-      if (hasErrors(r.diagnostics)) {
-        for (const d of r.diagnostics) io.err(formatDiagnostic(d));
-        throw new TrawlError(r.diagnostics.find((d) => d.severity === 'error')!.code, `${file} is not a valid configuration`);
-      }
-      const cs = r.document.collections;
+    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code)');
+  addUrlOptions(cmd, 'with --crawl-url')
+    .addHelpText('after', SETTINGS_RULE_HELP)
+    .action(async (first: string | undefined, rest: string[], opts: { crawlUrl?: string[]; collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string } & UrlOptionValues) => {
+      const oneShot = urlCrawlOptions(opts, opts.crawlUrl !== undefined, '--crawl-url');
       let c: CollectionConfig | undefined;
-      if (opts.collection !== undefined) c = cs.find((x) => x.name === opts.collection);
-      else if (cs.length === 1) c = cs[0];
-      if (!c) {
-        throw new TrawlError(opts.collection !== undefined ? 'TRAWL_ERR_CONFIG_NOT_FOUND' : 'TRAWL_ERR_USAGE', opts.collection !== undefined ? `${file} has no collection ${JSON.stringify(opts.collection)}` : `${file} defines ${cs.length} collections; choose one with --collection`);
+      let urls: string[];
+      let baseDir: string;
+      if (opts.crawlUrl !== undefined) {
+        // The collection `trawl crawl URL…` builds: every positional argument is a URL to test.
+        if (opts.collection !== undefined) throw trawlError('URLTEST_COLLECTION_WITH_URL', {});
+        c = collectionForUrls(checkedUrls(opts.crawlUrl), oneShot);
+        urls = first === undefined ? [] : [first, ...rest];
+        baseDir = process.cwd();
+      } else {
+        if (first === undefined) throw trawlError('URLTEST_NO_CONFIG', {});
+        const file = first;
+        urls = rest;
+        baseDir = dirname(resolvePath(file));
+        const r = readConfigFile(file);
+        if (hasErrors(r.diagnostics)) {
+          for (const d of r.diagnostics) io.err(formatDiagnostic(d));
+          throw new TrawlError(r.diagnostics.find((d) => d.severity === 'error')!.code, `${file} is not a valid configuration`);
+        }
+        const cs = r.document.collections;
+        if (opts.collection !== undefined) c = cs.find((x) => x.name === opts.collection);
+        else if (cs.length === 1) c = cs[0];
+        if (!c) {
+          throw new TrawlError(opts.collection !== undefined ? 'TRAWL_ERR_CONFIG_NOT_FOUND' : 'TRAWL_ERR_USAGE', opts.collection !== undefined ? `${file} has no collection ${JSON.stringify(opts.collection)}` : `${file} defines ${cs.length} collections; choose one with --collection`);
+        }
       }
-      const rt = buildRuntime(c, { baseDir: dirname(resolvePath(file)) });
+      if (urls.length === 0) throw trawlError('URLTEST_NO_URL', {});
+      const rt = buildRuntime(c, { baseDir });
       const s = rt.settings;
       let fileRules: AgentRules | undefined;
       if (opts.robots !== undefined) {

@@ -192,7 +192,11 @@ export const ERROR_MESSAGES = {
   // The command line.
   CRAWL_BAD_URL: { code: 'TRAWL_ERR_USAGE', template: 'not a valid URL: {urls}' },
   CRAWL_NOTHING: { code: 'TRAWL_ERR_USAGE', template: 'nothing to crawl: give a configuration file or a URL' },
-  CRAWL_ONE_SHOT_CONFLICT: { code: 'TRAWL_ERR_CONFIG_RULE', template: 'collection {name}: the one-shot defaults conflict with its configuration' },
+  URL_OPTIONS_WITHOUT_URLS: { code: 'TRAWL_ERR_USAGE', template: '{options} apply to {urlsAre}; set them in the configuration file instead' },
+  SHOW_FILE_OR_URL: { code: 'TRAWL_ERR_USAGE', template: 'give a configuration file or --url URL (the collection `trawl crawl URL` builds), not both' },
+  URLTEST_NO_CONFIG: { code: 'TRAWL_ERR_USAGE', template: 'give a configuration file and URLs to test, or --crawl-url URL and URLs to test' },
+  URLTEST_NO_URL: { code: 'TRAWL_ERR_USAGE', template: 'no URL to test' },
+  URLTEST_COLLECTION_WITH_URL: { code: 'TRAWL_ERR_USAGE', template: '--collection picks a collection of a file; --crawl-url builds one' },
   SERVE_TOKEN_UNREADABLE: { code: 'TRAWL_ERR_IO', template: 'cannot read the token file {file}: {reason}' },
   SERVE_TOKEN_SHORT: { code: 'TRAWL_ERR_USAGE', template: 'the token in {file} is too short: use at least 16 characters' },
   SERVE_URI_FILE_DIR_UNREADABLE: { code: 'TRAWL_ERR_IO', template: '--uri-file-dir {dir}: {reason}' },
