@@ -200,15 +200,17 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
     .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')
     .option('--max-pages <n>', 'stop after this many fetches (the cycle stays open; run again to go on)')
+    .option('--cycles <n>', 'refresh cycles to run, one after the other, per collection (each bounded by refresh and trawl_limits; refresh_mode says what the next does)', '1')
     .option('--max-concurrency <n>', 'requests in flight at once over all sites', '64')
     .option('--node <name>', 'apply the <Node> overrides of this node scheduler')
     .option('--json', 'print the summary as JSON')
     .option('--feed-timeout <s>', 'seconds the end of the crawl waits for failing sinks; then it exits with status 3 and the documents wait for the next run', String(FEED_TIMEOUT_S));
   addUrlOptions(cmd, 'URLs only')
     .addHelpText('after', SETTINGS_RULE_HELP)
-    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
+    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; cycles: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
       const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
       const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
+      const cycles = wholeNumberOption('--cycles', opts.cycles, 1);
       const feedTimeout = feedTimeoutS(opts.feedTimeout);
 
       // Inputs: URLs make one collection; files may hold several.
@@ -272,38 +274,49 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           const { feeder } = runtime;
           // The collection's name is serialised once, into the child's bindings, instead of with every line.
           const events = log.child({ collection: config.name });
-          const crawl = runtime.newCrawl({
-            baseDir, dataDir: resolvePath(opts.data),
-            ...(maxPages !== undefined ? { maxPages } : {}),
-            onEvent: (e) => {
-              // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
-              if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
-              watch.note(e);
-              events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
-            },
-          });
-          current = crawl;
-          const tty = process.stderr.isTTY === true && !opts.json;
-          const timer = setInterval(() => {
-            const line = progressLine(config.name, crawl.progress(), feeder);
-            if (tty) process.stderr.write(`\r\x1b[K${line}`);
-            else io.err(line);
-          }, tty ? 500 : 10_000);
-          timer.unref();
-          try {
-            const summary = await crawl.runCycle();
-            let feeding: FeedingSummary | undefined;
-            if (feeder) {
-              // What the cycle queued for the sinks is sent before the command ends; what a failing sink kept is sent next run.
-              const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(feedTimeout * 1000);
-              feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
+          const runOneCycle = async (): Promise<CycleSummary> => {
+            const crawl = runtime.newCrawl({
+              baseDir, dataDir: resolvePath(opts.data),
+              ...(maxPages !== undefined ? { maxPages } : {}),
+              onEvent: (e) => {
+                // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
+                if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
+                watch.note(e);
+                events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+              },
+            });
+            current = crawl;
+            const tty = process.stderr.isTTY === true && !opts.json;
+            const timer = setInterval(() => {
+              const line = progressLine(config.name, crawl.progress(), feeder);
+              if (tty) process.stderr.write(`\r\x1b[K${line}`);
+              else io.err(line);
+            }, tty ? 500 : 10_000);
+            timer.unref();
+            try {
+              const summary = await crawl.runCycle();
+              let feeding: FeedingSummary | undefined;
+              if (feeder) {
+                // What the cycle queued for the sinks is sent before the command ends; what a failing sink kept is sent next run.
+                const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(feedTimeout * 1000);
+                feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
+              }
+              const done = { ...summary, ...(feeding ? { feeding } : {}) };
+              summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
+              runs.push({ summary: done, watch });
+              return summary;
+            } finally {
+              clearInterval(timer);
+              if (tty) process.stderr.write('\r\x1b[K');
             }
-            const done = { ...summary, ...(feeding ? { feeding } : {}) };
-            summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
-            runs.push({ summary: done, watch });
+          };
+          try {
+            // --cycles: each cycle starts once the one before ended complete; a stop or --max-pages ends the run.
+            for (let cycle = 1; cycle <= cycles && interrupts === 0; cycle++) {
+              const summary = await runOneCycle();
+              if (!summary.complete) break;
+            }
           } finally {
-            clearInterval(timer);
-            if (tty) process.stderr.write('\r\x1b[K');
             await runtime.close();
           }
         }
