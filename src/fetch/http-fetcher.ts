@@ -4,6 +4,8 @@
  * core (`interceptor.ts` says how they compose and why).
  *
  *   fetch(request) ─► requestHeaders   interceptors/request-headers.ts  method, POST body, Accept-Encoding, HTTP/1.0
+ *                  ─► httpAuth         interceptors/http-auth.ts        passwd: Basic, Digest (only with passwd entries)
+ *                  ─► cookies          interceptors/cookies.ts          use_cookies: the collection's jar (only when on)
  *                  ─► conditionalGet   interceptors/conditional.ts      If-None-Match, If-Modified-Since
  *                  ─► egressCheck      interceptors/egress.ts           pinned DNS, address policy
  *                  ─► boundedExchange  bounded-exchange.ts              undici; limits, decoding, body budget, timers;
@@ -21,6 +23,9 @@ import { composeFetch, FetchCall, type FetchHandler } from './interceptor.ts';
 import { conditionalGet } from './interceptors/conditional.ts';
 import { egressCheck, pinnedLookup } from './interceptors/egress.ts';
 import { requestHeaders } from './interceptors/request-headers.ts';
+import type { CookieJar } from './cookies.ts';
+import { cookieInterceptor } from './interceptors/cookies.ts';
+import type { HttpAuth } from './interceptors/http-auth.ts';
 
 export type { ErrorKey, FailureOutcome, FetchLimits, FetchOutcome, FetchRequest, ResponseHeaders, ResponseOutcome } from './fetch-types.ts';
 export { headerPairs, headerValues } from './fetch-types.ts';
@@ -30,7 +35,7 @@ export class HttpFetcher {
   private readonly agent: Agent;
   private readonly send: FetchHandler;
 
-  constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number } = {}) {
+  constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number; auth?: HttpAuth | undefined; cookies?: CookieJar | undefined } = {}) {
     this.agent = new Agent({
       connections: opts.connections ?? 8,
       pipelining: 1,
@@ -40,7 +45,12 @@ export class HttpFetcher {
     // The one place the interceptors are composed, outermost first. The
     // egress check is innermost: it guards the connection the core makes,
     // and what wraps it sees its refusals as outcomes like any other.
-    this.send = composeFetch(boundedExchange, [requestHeaders, conditionalGet, egressCheck(resolver)]);
+    this.send = composeFetch(boundedExchange, [
+      requestHeaders,
+      ...(opts.auth ? [opts.auth.interceptor] : []),
+      ...(opts.cookies ? [cookieInterceptor(opts.cookies)] : []),
+      conditionalGet, egressCheck(resolver),
+    ]);
   }
 
   /** Fetches once; never rejects (every failure is a FailureOutcome). */
