@@ -9,6 +9,11 @@
  */
 
 import type { CollectionConfig } from '../config/model.ts';
+import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
+import { parseCredentials } from '../config/values.ts';
+import { HttpAuth } from '../fetch/interceptors/http-auth.ts';
+import { PasswdTable, type AuthCredentials } from '../fetch/passwd.ts';
+import type { CollectionCookies } from './collection-cookies.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { sharedExtractPool } from '../extract/extract-pool.ts';
@@ -38,6 +43,8 @@ export interface CrawlShared {
   readonly wake: () => void;
   readonly addressRefused: Map<string, string>;
   readonly now: () => number;
+  /** The collection's cookie jar, when use_cookies is on (kept across cycles). */
+  readonly cookies: (sessionTtlMs: number) => CollectionCookies;
 }
 
 export interface CycleSetup {
@@ -47,6 +54,32 @@ export interface CycleSetup {
   readonly siteTasks: SiteTasks;
 }
 
+/**
+ * The authentication interceptor's state for the collection's passwd
+ * section; undefined without entries (the fetcher then has no such
+ * interceptor). Realm entries answer on the start URIs' origins; `!ENC!`
+ * passwords are decrypted when sent, with the key file read once.
+ */
+export function httpAuthFor(passwd: Readonly<Record<string, string>>, startUris: readonly string[], keyFile: string, dataDir: string | undefined): HttpAuth | undefined {
+  const entries: Array<[string, AuthCredentials]> = [];
+  for (const [name, value] of Object.entries(passwd)) {
+    const parsed = parseCredentials(value.trim());
+    if (parsed.ok) entries.push([name.trim(), parsed.value]);
+  }
+  if (entries.length === 0) return undefined;
+  const origins: string[] = [];
+  for (const u of startUris) {
+    try {
+      origins.push(new URL(u).origin);
+    } catch {
+      // the validator reported it
+    }
+  }
+  let key: SecretKey | undefined;
+  const reveal = (v: string): string => revealSecret(v, () => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), keyFile))));
+  return new HttpAuth(new PasswdTable(entries, origins, reveal));
+}
+
 export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, shared: CrawlShared): CycleSetup {
   const { events, now } = shared;
   const rt = buildRuntime(config, { ...(opts.node !== undefined ? { node: opts.node } : {}), ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}) });
@@ -54,7 +87,11 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const egress: EgressPolicy = { ...s.egress, ...opts.egress };
   const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
-  const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+  const fetcher = new HttpFetcher(resolver, {
+    connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
+    auth: httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir),
+    cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
+  });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
