@@ -77,11 +77,4 @@ export class CollectionCookies implements CookieJar {
   setCookie(header: string, url: string): void {
     this.jar.setCookie(header, url);
   }
-
-  /** The cookies' names and domains for a URL (values are secrets): for `inspect`-style reports. */
-  namesFor(url: string): string[] {
-    const u = new URL(url);
-    const sent = new Set(this.jar.getCookieString(url).split('; ').map((p) => p.split('=')[0]));
-    return this.jar.all().filter((c) => sent.has(c.name) && (c.hostOnly ? c.domain === u.hostname : u.hostname.endsWith(c.domain))).map((c) => `${c.name} (${c.domain}${c.path})`);
-  }
 }

@@ -164,6 +164,17 @@ export class MemoryCookieJar implements CookieJar {
     return [...this.byDomain.values()].flat();
   }
 
+  /** The cookies a request to `url` would carry, as "name (domain/path)", in the order sent: never a value. */
+  describe(urlText: string): string[] {
+    const sent = this.getCookieString(urlText);
+    if (sent === '') return [];
+    const url = new URL(urlText);
+    const names = sent.split('; ').map((p) => p.slice(0, Math.max(0, p.indexOf('='))));
+    const now = this.now();
+    const live = this.all().filter((c) => c.expiresMs > now && (c.hostOnly ? c.domain === url.hostname : domainMatch(url.hostname, c.domain)) && pathMatch(url.pathname || '/', c.path) && (!c.secure || url.protocol === 'https:'));
+    return names.map((n) => live.find((c) => c.name === n)).filter((c) => c !== undefined).map((c) => `${c.name} (${c.domain}${c.path}${c.persistent ? '' : ', session'})`);
+  }
+
   serialize(): string {
     this.changed = false;
     const now = this.now();

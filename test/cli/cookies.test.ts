@@ -124,6 +124,12 @@ describe('use_cookies', () => {
       const data = join(dir, 'restart');
       const first = await trawl(['crawl', '--data', data, '--allow-loopback', collection('restart', home, '<attrib name="use_cookies" type="boolean">yes</attrib>')]);
       assert.equal(first.code, 0, first.err);
+      // urltest --explain --data names the cookies the saved jar would send, never their values.
+      const config = collection('restart', home, '<attrib name="use_cookies" type="boolean">yes</attrib>');
+      const explain = await trawl(['urltest', '--explain', '--no-fetch-robots', '--data', data, config, s.host('127.0.31.43').url('/members/b.html')]);
+      assert.equal(explain.code, 0, explain.err);
+      assert.match(explain.out, /^ {2}cookies: sid \(127\.0\.31\.43\/, session\), pref \(127\.0\.31\.43\/\)$/m);
+      assert.doesNotMatch(explain.out, /v1|blue/);
       s.reset();
       // A new process; this time the crawl starts at a member page.
       const second = await trawl(['crawl', '--data', data, '--allow-loopback', collection('restart', s.host('127.0.31.43').url('/members/b.html'), '<attrib name="use_cookies" type="boolean">yes</attrib>')]);

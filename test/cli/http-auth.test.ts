@@ -124,6 +124,12 @@ describe('passwd: Basic against nginx auth_basic', { skip: skipUnless(TOOLS.ngin
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /stored 4,/);
       assert.equal(pages(srv.log()).filter((l) => l.status === 200 && l.user === 'bob').length, 3);
+      // urltest --explain names the entry, user, scheme and realm a URL would use: never the password.
+      const explain = await trawl(['urltest', '--explain', '--no-fetch-robots', config, `${srv.origin}/private/a.html`, `${srv.origin}/index.html`]);
+      assert.equal(explain.code, 0, explain.err);
+      assert.ok(explain.out.includes(`  credentials: ${srv.origin}/private/ as bob (auto, realm "staff")`), explain.out);
+      assert.equal(explain.out.match(/credentials:/g)?.length, 1, 'none for the page outside the prefix');
+      assert.doesNotMatch(explain.out, /!ENC!|pa:ss/);
     } finally {
       await srv.stop();
     }
