@@ -149,7 +149,7 @@ export class HttpAuth {
       const what = e ? `passwd entry ${e.name} (user ${e.credentials.username}, ${space!.scheme}, realm "${space!.realm}")` : 'the credentials';
       return withAuthFailure(o, `HTTP 401: the server refused ${what}`, dropped);
     }
-    if (space !== undefined && o.kind === 'response' && o.status < 400) this.remember(url, space);
+    if (space !== undefined && o.kind === 'response' && o.status !== 401) this.remember(url, space);
     return added(o, dropped);
   }
 
