@@ -335,11 +335,11 @@ const FOCUSED = section({
 
 // ------------------------------------------------------------------ 2.2.4.20–22
 
-/** passwd: Basic and Digest are spoken, NTLM is not (a page that would need it is skipped, ot, saying so). */
-const NTLM_NOT_SPOKEN = { partly: 'the ntlmv1 and ntlmv2 schemes are not spoken (such a page is skipped, ot, with the reason)', values: ['ntlmv1', 'ntlmv2'] } as const;
+/** passwd: Basic, Digest and NTLMv2 are spoken, NTLMv1 is not (a page that would need it is skipped, ot, saying so). */
+const NTLM_NOT_SPOKEN = { partly: 'the ntlmv1 scheme is not spoken, use ntlmv2 (such a page is skipped, ot, with the reason)', values: ['ntlmv1'] } as const;
 
 const PASSWD = section({
-  name: 'passwd', key: 'passwd', honoured: NTLM_NOT_SPOKEN, meaning: 'Credentials for HTTP authentication (Basic, Digest), by URI prefix (its own origin only) or realm (on the start URIs\' origins).', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
+  name: 'passwd', key: 'passwd', honoured: NTLM_NOT_SPOKEN, meaning: 'Credentials for HTTP authentication (Basic, Digest, NTLMv2), by URI prefix (its own origin only) or realm (on the start URIs\' origins).', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
   dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', honoured: NTLM_NOT_SPOKEN, type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
 });
 

@@ -20,6 +20,7 @@ import { isDiskFull } from '../core/disk-full.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { writeCollectionXml } from '../config/writer.ts';
 import type { HttpFetcher } from '../fetch/http-fetcher.ts';
+import type { HttpAuth } from '../fetch/interceptors/http-auth.ts';
 import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
 import { CollectionCookies } from './collection-cookies.ts';
@@ -62,6 +63,7 @@ export class CollectionCrawl {
   private prepared = false;
   private env!: CycleEnv;
   private fetcher!: HttpFetcher;
+  private auth: HttpAuth | undefined;
   private seeder!: Seeder;
   private siteTasks!: SiteTasks;
   private started = 0;
@@ -141,6 +143,7 @@ export class CollectionCrawl {
       // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
       await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
       await this.fetcher.close();
+      await this.auth?.close();
       if (cookies) await this.saveCookies(cookies);
       await this.stats.settled();
     }
@@ -181,6 +184,7 @@ export class CollectionCrawl {
     });
     this.env = parts.env;
     this.fetcher = parts.fetcher;
+    this.auth = parts.auth;
     this.seeder = parts.seeder;
     this.siteTasks = parts.siteTasks;
   }

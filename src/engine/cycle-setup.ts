@@ -11,6 +11,8 @@
 import type { CollectionConfig } from '../config/model.ts';
 import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
 import { parseCredentials } from '../config/values.ts';
+import { Agent } from 'undici';
+import { pinnedLookup } from '../fetch/interceptors/egress.ts';
 import { HttpAuth } from '../fetch/interceptors/http-auth.ts';
 import { PasswdTable, type AuthCredentials } from '../fetch/passwd.ts';
 import type { CollectionCookies } from './collection-cookies.ts';
@@ -50,6 +52,8 @@ export interface CrawlShared {
 export interface CycleSetup {
   readonly env: CycleEnv;
   readonly fetcher: HttpFetcher;
+  /** The authentication interceptor's state (passwd), closed with the fetcher. */
+  readonly auth: HttpAuth | undefined;
   readonly seeder: Seeder;
   readonly siteTasks: SiteTasks;
 }
@@ -58,9 +62,12 @@ export interface CycleSetup {
  * The authentication interceptor's state for the collection's passwd
  * section; undefined without entries (the fetcher then has no such
  * interceptor). Realm entries answer on the start URIs' origins; `!ENC!`
- * passwords are decrypted when sent, with the key file read once.
+ * passwords are decrypted when sent, with the key file read once. With a
+ * resolver, NTLM handshakes get a dispatcher of their own when first
+ * needed: one connection per origin, through the same pinned, checked
+ * lookup as the fetcher's.
  */
-export function httpAuthFor(passwd: Readonly<Record<string, string>>, startUris: readonly string[], keyFile: string, dataDir: string | undefined): HttpAuth | undefined {
+export function httpAuthFor(passwd: Readonly<Record<string, string>>, startUris: readonly string[], keyFile: string, dataDir: string | undefined, net?: { resolver: SiteResolver; connectTimeoutMs: number }): HttpAuth | undefined {
   const entries: Array<[string, AuthCredentials]> = [];
   for (const [name, value] of Object.entries(passwd)) {
     const parsed = parseCredentials(value.trim());
@@ -77,7 +84,8 @@ export function httpAuthFor(passwd: Readonly<Record<string, string>>, startUris:
   }
   let key: SecretKey | undefined;
   const reveal = (v: string): string => revealSecret(v, () => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), keyFile))));
-  return new HttpAuth(new PasswdTable(entries, origins, reveal));
+  const ntlmDispatcher = net ? () => new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000, connect: { lookup: pinnedLookup(net.resolver), timeout: net.connectTimeoutMs } }) : undefined;
+  return new HttpAuth(new PasswdTable(entries, origins, reveal), ntlmDispatcher ? { ntlmDispatcher } : {});
 }
 
 export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, shared: CrawlShared): CycleSetup {
@@ -87,9 +95,10 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const egress: EgressPolicy = { ...s.egress, ...opts.egress };
   const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
+  const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir, { resolver, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
   const fetcher = new HttpFetcher(resolver, {
     connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
-    auth: httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir),
+    auth,
     cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
   });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
@@ -123,5 +132,5 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
   const siteTasks = new SiteTasks({ env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
-  return { env, fetcher, seeder, siteTasks };
+  return { env, fetcher, auth, seeder, siteTasks };
 }

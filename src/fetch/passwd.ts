@@ -10,7 +10,9 @@
  *   user:password                     Basic, any realm
  *   user:password:realm:scheme        that realm ("" = any), that scheme;
  *                                     auto = the strongest the server offers
- *                                     of Digest and Basic
+ *                                     of Digest, NTLMv2 and Basic; for
+ *                                     ntlmv2 the realm is the NTLM domain
+ *                                     (unless the user is DOMAIN\\user)
  *
  * The longest prefix that covers a URL is asked first, then shorter ones,
  * then the realm entries. Passwords stay as configured (`!ENC!` ones
@@ -43,13 +45,17 @@ export interface PasswdEntry {
 export interface AuthChoice {
   readonly entry: PasswdEntry;
   readonly challenge: Challenge;
-  readonly scheme: 'basic' | 'digest';
+  readonly scheme: AuthScheme;
 }
 
-function schemesFor(s: AuthCredentials['scheme']): ReadonlyArray<'basic' | 'digest'> {
+export type AuthScheme = 'basic' | 'digest' | 'ntlm';
+
+/** The schemes an entry may answer with, in the order `auto` prefers them (Basic last: it sends the password itself). */
+function schemesFor(s: AuthCredentials['scheme']): readonly AuthScheme[] {
   if (s === 'basic') return ['basic'];
   if (s === 'digest') return ['digest'];
-  if (s === 'auto') return ['digest', 'basic'];
+  if (s === 'ntlmv2') return ['ntlm'];
+  if (s === 'auto') return ['digest', 'ntlm', 'basic'];
   return [];
 }
 
@@ -118,8 +124,9 @@ export class PasswdTable {
       for (const scheme of schemesFor(entry.credentials.scheme)) {
         for (const c of challenges) {
           if (c.scheme !== scheme) continue;
-          if (entry.realm !== undefined && c.params.get('realm') !== entry.realm) continue;
-          const rank = scheme === 'digest' ? digestStrength(c) : 100;
+          // NTLM has no realm: an ntlmv2 entry's realm field is its domain.
+          if (scheme !== 'ntlm' && entry.realm !== undefined && c.params.get('realm') !== entry.realm) continue;
+          const rank = scheme === 'digest' ? digestStrength(c) : scheme === 'ntlm' ? 50 : 100;
           if (rank === undefined || rank >= bestRank) continue;
           best = { entry, challenge: c, scheme };
           bestRank = rank;
@@ -128,8 +135,8 @@ export class PasswdTable {
       if (best) return best;
     }
     const offered = challenges.map((c) => `${c.scheme}${c.params.has('realm') ? ` realm "${c.params.get('realm')}"` : ''}${c.params.has('algorithm') ? ` ${c.params.get('algorithm')}` : ''}`).join(', ') || 'no challenge';
-    const ntlm = cands.find((e) => e.credentials.scheme === 'ntlmv1' || e.credentials.scheme === 'ntlmv2');
-    if (ntlm) return { reason: `HTTP 401: passwd entry ${ntlm.name} asks for ${ntlm.credentials.scheme}, which this version does not speak (the server offers ${offered})` };
+    const ntlm = cands.find((e) => e.credentials.scheme === 'ntlmv1');
+    if (ntlm) return { reason: `HTTP 401: passwd entry ${ntlm.name} asks for ntlmv1, which this version does not speak (use ntlmv2; the server offers ${offered})` };
     return { reason: `HTTP 401: no passwd entry for ${url.origin} answers what the server offers (${offered}); entries asked: ${cands.map((e) => `${e.name} (${e.credentials.scheme}${e.realm !== undefined ? `, realm "${e.realm}"` : ''})`).join(', ')}` };
   }
 

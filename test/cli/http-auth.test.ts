@@ -5,11 +5,11 @@
 // crawl log).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { tempDir } from '../support/crawl-harness.ts';
-import { startApacheDigest, startNginxBasic, type LogLine } from '../support/auth-servers.ts';
+import { NTLM_AUTH_MODULE, startApacheDigest, startNginxBasic, startNtlmServer, type LogLine } from '../support/auth-servers.ts';
 import { startFixtureSite } from '../support/fixture-site.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { ROOT } from '../helpers.ts';
@@ -215,6 +215,44 @@ describe('passwd: credentials stay on their origin', () => {
       assert.ok(s.host(b).requests.every((q) => q.headers.authorization === undefined), 'no credentials to the other origin');
     } finally {
       await s.close();
+    }
+  });
+});
+
+/** Skipped on a machine without python3-ntlm-auth, saying what to install; in CI it runs (and fails without it). */
+const ntlmSkip = skipUnless(TOOLS.debianPython) || (existsSync(NTLM_AUTH_MODULE) || process.env.CI === 'true' ? false : 'needs python3-ntlm-auth (apt-get install python3-ntlm-auth)');
+
+describe('passwd: NTLMv2 against a server that checks it with python3-ntlm-auth', { skip: ntlmSkip }, () => {
+  it('the protected pages are stored: NEGOTIATE and AUTHENTICATE on the connection that got the CHALLENGE, which then answers the next pages', async () => {
+    const ip = '127.0.31.61';
+    const srv = await startNtlmServer(join(dir, 'ntlm'), ip, { user: 'bob', password: 's3cret', domain: 'CORP' });
+    try {
+      for (const [name, value] of [['ntlm-domain-field', 'bob:s3cret:CORP:ntlmv2'], ['ntlm-auto', 'CORP\\bob:s3cret::auto']] as const) {
+        const before = srv.log().length;
+        const config = collection(name, srv.origin, `<attrib name="${srv.origin}/private/" type="string">${value}</attrib>`);
+        const r = await trawl(['crawl', '--data', join(dir, `data-${name}`), '--allow-loopback', config]);
+        assert.equal(r.code, 0, r.err);
+        assert.match(r.out, /stored 4,/, name);
+        // One handshake on the NTLM connection; the next pages go to it at once and, authenticated, it answers them.
+        const log = pages(srv.log().slice(before));
+        assert.deepEqual(log.map((l) => [l.user, l.status]), [['-', 401], ['negotiate', 401], ['bob', 200], ['bob', 200], ['bob', 200]], name);
+      }
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('a wrong NTLM password: the pages are skipped (ot) with the reason', async () => {
+    const ip = '127.0.31.62';
+    const srv = await startNtlmServer(join(dir, 'ntlm-bad'), ip, { user: 'bob', password: 's3cret', domain: 'CORP' });
+    try {
+      const data = join(dir, 'data-ntlm-bad');
+      const r = await trawl(['crawl', '--data', data, '--allow-loopback', collection('ntlmbad', srv.origin, `<attrib name="${srv.origin}/" type="string">bob:guess:CORP:ntlmv2</attrib>`)]);
+      assert.match(r.out, /documents skipped: ot 3/);
+      assert.match(readFileSync(join(data, 'logs', 'crawl.log'), 'utf8'), /the server refused passwd entry http:\/\/127\.0\.31\.62\/ \(user bob, ntlmv2\)/);
+      assert.equal(pages(srv.log()).filter((l) => l.status === 200).length, 0);
+    } finally {
+      await srv.stop();
     }
   });
 });

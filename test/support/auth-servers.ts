@@ -182,3 +182,27 @@ CustomLog ${dir}/access.log plain
     stop: () => stopChild(child, child.pid),
   };
 }
+
+/** Where Debian's python3-ntlm-auth puts its module (the NTLM server imports it). */
+export const NTLM_AUTH_MODULE = '/usr/lib/python3/dist-packages/ntlm_auth';
+
+/**
+ * A server of the test's (test/support/ntlm-server.py, Debian's Python with
+ * python3-ntlm-auth) that requires NTLMv2 on /private/ and checks each
+ * AUTHENTICATE with ntlm_auth's own NTLMv2 computation, per connection.
+ */
+export async function startNtlmServer(dir: string, ip: string, opts: { user: string; password: string; domain: string }): Promise<AuthServer> {
+  const python = toolPath(TOOLS.debianPython);
+  mkdirSync(dir, { recursive: true });
+  const log = join(dir, 'access.log');
+  const script = join(import.meta.dirname, 'ntlm-server.py');
+  // ntlm_auth hashes with hashlib's MD4, which OpenSSL 3 keeps in its legacy provider: this process's OpenSSL loads it.
+  const conf = join(dir, 'openssl.cnf');
+  writeFileSync(conf, 'openssl_conf = init\n[init]\nproviders = providers\n[providers]\ndefault = on\nlegacy = on\n[on]\nactivate = 1\n');
+  const child = spawn(python, [script, ip, '80', opts.user, opts.password, opts.domain, log], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENSSL_CONF: conf } });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await listening(ip, 80, 10_000, () => (child.exitCode !== null ? `ntlm-server.py exited ${child.exitCode}: ${out}` : undefined));
+  return { origin: `http://${ip}`, log: () => readLog(log), stop: () => stopChild(child, child.pid) };
+}

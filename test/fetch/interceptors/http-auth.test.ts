@@ -66,11 +66,15 @@ describe('httpAuth interceptor: Basic', () => {
     assert.equal(far.reached.length, 1);
   });
 
-  it('an entry for ntlmv2 or a scheme the server does not offer: authFailure says why, one request', async () => {
-    const auth = new HttpAuth(table([['http://site.test/', cred('bob', 'pw', '', 'ntlmv2')]]));
+  it('an entry for ntlmv1, ntlmv2 without an NTLM dispatcher, or a scheme the server does not offer: authFailure says why, one request', async () => {
+    const auth = new HttpAuth(table([['http://site.test/', cred('bob', 'pw', '', 'ntlmv1')]]));
     const { o, reached } = await fetchVia(auth, server(['NTLM', 'Negotiate'], () => false), 'http://site.test/');
     assert.equal(reached.length, 1);
-    assert.match((o as ResponseOutcome).authFailure!, /asks for ntlmv2, which this version does not speak/);
+    assert.match((o as ResponseOutcome).authFailure!, /asks for ntlmv1, which this version does not speak \(use ntlmv2/);
+    const v2 = new HttpAuth(table([['http://site.test/', cred('bob', 'pw', '', 'ntlmv2')]]));
+    const r1 = await fetchVia(v2, server(['NTLM', 'Negotiate'], () => false), 'http://site.test/');
+    assert.equal(r1.reached.length, 1);
+    assert.match((r1.o as ResponseOutcome).authFailure!, /NTLM needs a connection of its own/);
     const d = new HttpAuth(table([['http://site.test/', cred('bob', 'pw', '', 'digest')]]));
     const r2 = await fetchVia(d, server('Basic realm="x"', () => false), 'http://site.test/');
     assert.match((r2.o as ResponseOutcome).authFailure!, /no passwd entry .* answers what the server offers \(basic realm "x"\)/);
