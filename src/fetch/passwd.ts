@@ -140,7 +140,7 @@ export class PasswdTable {
     return { reason: `HTTP 401: no passwd entry for ${url.origin} answers what the server offers (${offered}); entries asked: ${cands.map((e) => `${e.name} (${e.credentials.scheme}${e.realm !== undefined ? `, realm "${e.realm}"` : ''})`).join(', ')}` };
   }
 
-  /** The entry's password in plain text (an `!ENC!` one decrypted now). May throw TRAWL_ERR_SECRET_*. */
+  /** The entry's password in plain text (an `!ENC!` one decrypted now). May throw (a key file that is missing or does not decrypt it). */
   password(entry: PasswdEntry): string {
     return this.reveal(entry.credentials.password);
   }
