@@ -4,7 +4,7 @@
  * core (`interceptor.ts` says how they compose and why).
  *
  *   fetch(request) ─► requestHeaders   interceptors/request-headers.ts  method, POST body, Accept-Encoding, HTTP/1.0
- *                  ─► httpAuth         interceptors/http-auth.ts        passwd: Basic, Digest (only with passwd entries)
+ *                  ─► httpAuth         interceptors/http-auth.ts        passwd: Basic, Digest, NTLMv2 (only with passwd entries)
  *                  ─► cookies          interceptors/cookies.ts          use_cookies: the collection's jar (only when on)
  *                  ─► conditionalGet   interceptors/conditional.ts      If-None-Match, If-Modified-Since
  *                  ─► egressCheck      interceptors/egress.ts           pinned DNS, address policy
