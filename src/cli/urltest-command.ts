@@ -14,7 +14,9 @@ import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
+import { httpAuthFor } from '../engine/cycle-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
+import { MemoryCookieJar } from '../fetch/cookies.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
 import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
@@ -37,6 +39,10 @@ export interface UrlTestResult {
   readonly trace: TraceStep[];
   /** With --data: what the crawl store holds for the URL (absent: no record). */
   readonly record?: { readonly status: string; readonly skipCode: string | null; readonly skipReason: string | null; readonly httpStatus: number | null; readonly lastCrawled: string };
+  /** The passwd entries that would answer a challenge for the URL: names, users, schemes and realms (never a password). */
+  readonly credentials?: string;
+  /** With --data and use_cookies: the names, domains and paths of the cookies the saved jar would send (never a value). */
+  readonly cookies?: string[];
 }
 
 /** A robots cache that keeps nothing: urltest must not write anywhere. */
@@ -114,6 +120,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
       });
       const results: UrlTestResult[] = [];
+      const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.data);
       try {
         for (const raw of urls) {
           // The crawl's own normalisation (Crawler.normalize): WHATWG parse without the
@@ -129,7 +136,8 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           const input = canonical !== raw ? { input: raw } : {};
           const d = rt.scope.decide({ url, parent: undefined, hops: 0, viaRedirect: false, seed: false }, true);
           const trace = [...d.trace];
-          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace };
+          const credentials = auth?.describe(url);
+          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace, ...(credentials !== undefined ? { credentials } : {}) };
           if (d.allowed) {
             // robots.txt last, as in the crawl (it is consulted when the URI is leased).
             let rules = fileRules;
@@ -157,7 +165,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       } finally {
         await fetcher.close();
       }
-      if (opts.data !== undefined) await addRecords(results, opts.data, c.name);
+      if (opts.data !== undefined) await addRecords(results, opts.data, c.name, s.useCookies ? s.cookieTimeoutS * 1000 : undefined);
       for (const res of results) {
         if (opts.json) {
           io.out(JSON.stringify(res));
@@ -170,6 +178,8 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           io.out(rec ? `  stored: ${rec.status}${rec.skipCode ? ` (${rec.skipCode}: ${rec.skipReason})` : ''}${rec.httpStatus !== null ? `, HTTP ${rec.httpStatus}` : ''}, last crawled ${rec.lastCrawled}` : '  stored: no record');
         }
         if (opts.explain) {
+          if (res.credentials !== undefined) io.out(`  credentials: ${res.credentials}`);
+          if (res.cookies !== undefined) io.out(`  cookies: ${res.cookies.length > 0 ? res.cookies.join(', ') : 'none'}`);
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
           io.out(`  decided by: ${res.decidedBy}`);
         }
@@ -183,11 +193,16 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
  * by one process at a time: while a crawler runs on it, this fails with the
  * store's own error, which says so.
  */
-async function addRecords(results: UrlTestResult[], data: string, collection: string): Promise<void> {
+async function addRecords(results: UrlTestResult[], data: string, collection: string, cookieTtlMs: number | undefined): Promise<void> {
   const path = join(data, 'trawl.db');
   if (!existsSync(path)) throw new TrawlError('TRAWL_ERR_IO', `--data ${data}: there is no crawl store (${path})`);
   const store = new SqliteCrawlStore(path, { busyTimeoutMs: 1000 });
   try {
+    if (cookieTtlMs !== undefined) {
+      const text = await store.getCookieJar(collection);
+      const jar = MemoryCookieJar.deserialize(text ?? '{}', { sessionTtlMs: cookieTtlMs });
+      for (let i = 0; i < results.length; i++) results[i] = { ...results[i]!, cookies: jar.describe(results[i]!.url) };
+    }
     for (let i = 0; i < results.length; i++) {
       const r = await store.getRecord(collection, results[i]!.url);
       if (!r) continue;

@@ -335,9 +335,12 @@ const FOCUSED = section({
 
 // ------------------------------------------------------------------ 2.2.4.20–22
 
+/** passwd: Basic, Digest and NTLMv2 are spoken, NTLMv1 is not (a page that would need it is skipped, ot, saying so). */
+const NTLM_NOT_SPOKEN = { partly: 'the ntlmv1 scheme is not spoken, use ntlmv2 (such a page is skipped, ot, with the reason)', values: ['ntlmv1'] } as const;
+
 const PASSWD = section({
-  name: 'passwd', key: 'passwd', honoured: 'not', meaning: 'Credentials for HTTP authentication, by URI prefix or realm.', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', honoured: 'not', type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
+  name: 'passwd', key: 'passwd', honoured: NTLM_NOT_SPOKEN, meaning: 'Credentials for HTTP authentication (Basic, Digest, NTLMv2), by URI prefix (its own origin only) or realm (on the start URIs\' origins).', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', honoured: NTLM_NOT_SPOKEN, type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
 });
 
 const FTP_ACCT = section({
@@ -593,7 +596,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'use_meta_csum', key: 'useMetaCsum', honoured: 'not', type: 'boolean', default: false, meaning: 'Include META tags in the duplicate checksum.', spec: S }),
   attrib({ name: 'csum_cut_off', key: 'csumCutOffBytes', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 'bytes', meaning: 'Bytes of a document the checksum covers (0 = all).', spec: S }),
   attrib({ name: 'if_modified_since', key: 'ifModifiedSince', honoured: 'full', type: 'boolean', default: true, meaning: 'Send If-Modified-Since (and If-None-Match) on refetch.', spec: S }),
-  attrib({ name: 'use_cookies', key: 'useCookies', honoured: 'not', type: 'boolean', default: false, meaning: 'Store and send cookies.', spec: S }),
+  attrib({ name: 'use_cookies', key: 'useCookies', honoured: 'full', type: 'boolean', default: false, meaning: 'Store and send cookies (RFC 6265): one jar per collection, kept in the crawl store.', spec: S }),
   // Spec decision: the 2.2.3 table lists "text/vnd.wap.xml", a MIME type that
   // does not exist; the 3.2 example and WML use "text/vnd.wap.wml".
   attrib({ name: 'uri_search_mime', key: 'uriSearchMime', honoured: 'full', type: 'list-string', default: ['text/html', 'text/vnd.wap.wml', 'text/wml', 'text/x-wap.wml', 'x-application/wml', 'text/x-hdml'], check: checkMimePattern, meaning: 'MIME types links are extracted from. * matches a whole field.', spec: S }),
@@ -629,7 +632,7 @@ const COLLECTION_ATTRIBS = [
   // reads it as: keep crawling a site whose form login failed.
   attrib({ name: 'login_failed_ignore', key: 'loginFailedIgnore', honoured: 'not', type: 'boolean', default: false, meaning: 'Crawl a site even when its form login failed (from the 3.2 example).', spec: 'MS-FSCCFG 3.2' }),
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
-  attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'not', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie is kept.', spec: S }),
+  attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'full', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie (one without Expires or Max-Age) is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
   attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'adaptive runs as scratch without adaptive scheduling', values: ['adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
 ] as const;

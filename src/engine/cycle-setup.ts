@@ -9,6 +9,13 @@
  */
 
 import type { CollectionConfig } from '../config/model.ts';
+import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
+import { parseCredentials } from '../config/values.ts';
+import { Agent } from 'undici';
+import { pinnedLookup } from '../fetch/interceptors/egress.ts';
+import { HttpAuth } from '../fetch/interceptors/http-auth.ts';
+import { PasswdTable, type AuthCredentials } from '../fetch/passwd.ts';
+import type { CollectionCookies } from './collection-cookies.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { sharedExtractPool } from '../extract/extract-pool.ts';
@@ -39,13 +46,47 @@ export interface CrawlShared {
   readonly wake: () => void;
   readonly addressRefused: Map<string, string>;
   readonly now: () => number;
+  /** The collection's cookie jar, when use_cookies is on (kept across cycles). */
+  readonly cookies: (sessionTtlMs: number) => CollectionCookies;
 }
 
 export interface CycleSetup {
   readonly env: CycleEnv;
   readonly fetcher: HttpFetcher;
+  /** The authentication interceptor's state (passwd), closed with the fetcher. */
+  readonly auth: HttpAuth | undefined;
   readonly seeder: Seeder;
   readonly siteTasks: SiteTasks;
+}
+
+/**
+ * The authentication interceptor's state for the collection's passwd
+ * section; undefined without entries (the fetcher then has no such
+ * interceptor). Realm entries answer on the start URIs' origins; `!ENC!`
+ * passwords are decrypted when sent, with the key file read once. With a
+ * resolver, NTLM handshakes get a dispatcher of their own when first
+ * needed: one connection per origin, through the same pinned, checked
+ * lookup as the fetcher's.
+ */
+export function httpAuthFor(passwd: Readonly<Record<string, string>>, startUris: readonly string[], keyFile: string, dataDir: string | undefined, net?: { resolver: SiteResolver; connectTimeoutMs: number }): HttpAuth | undefined {
+  const entries: Array<[string, AuthCredentials]> = [];
+  for (const [name, value] of Object.entries(passwd)) {
+    const parsed = parseCredentials(value.trim());
+    if (parsed.ok) entries.push([name.trim(), parsed.value]);
+  }
+  if (entries.length === 0) return undefined;
+  const origins: string[] = [];
+  for (const u of startUris) {
+    try {
+      origins.push(new URL(u).origin);
+    } catch {
+      // the validator reported it
+    }
+  }
+  let key: SecretKey | undefined;
+  const reveal = (v: string): string => revealSecret(v, () => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), keyFile))));
+  const ntlmDispatcher = net ? () => new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000, connect: { lookup: pinnedLookup(net.resolver), timeout: net.connectTimeoutMs } }) : undefined;
+  return new HttpAuth(new PasswdTable(entries, origins, reveal), ntlmDispatcher ? { ntlmDispatcher } : {});
 }
 
 export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, shared: CrawlShared): CycleSetup {
@@ -55,7 +96,13 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const egress: EgressPolicy = { ...s.egress, ...opts.egress };
   const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
-  const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, observer: opts.fetchObserver });
+  const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir, { resolver, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+  const fetcher = new HttpFetcher(resolver, {
+    connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
+    observer: opts.fetchObserver,
+    auth,
+    cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
+  });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
@@ -90,5 +137,5 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
   const siteTasks = new SiteTasks({ env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
-  return { env, fetcher, seeder, siteTasks };
+  return { env, fetcher, auth, seeder, siteTasks };
 }

@@ -85,6 +85,12 @@ export interface ResponseOutcome {
   readonly bytesOut: number;
   readonly durationMs: number;
   readonly address: string | undefined;
+  /**
+   * Set by the authentication interceptor on a 401 its credentials could
+   * not get past (refused, or none fits the challenge): why, naming the
+   * passwd entry and realm, never a secret. The page is skipped with it.
+   */
+  readonly authFailure?: string;
 }
 
 export interface FailureOutcome {

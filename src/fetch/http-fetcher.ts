@@ -5,6 +5,8 @@
  *
  *   fetch(request) ─► (measureFetch   interceptors/measure.ts          duration and body bytes, when an observer is given)
  *                  ─► requestHeaders   interceptors/request-headers.ts  method, POST body, Accept-Encoding, HTTP/1.0
+ *                  ─► httpAuth         interceptors/http-auth.ts        passwd: Basic, Digest, NTLMv2 (only with passwd entries)
+ *                  ─► cookies          interceptors/cookies.ts          use_cookies: the collection's jar (only when on)
  *                  ─► conditionalGet   interceptors/conditional.ts      If-None-Match, If-Modified-Since
  *                  ─► egressCheck      interceptors/egress.ts           pinned DNS, address policy
  *                  ─► boundedExchange  bounded-exchange.ts              undici; limits, decoding, body budget, timers;
@@ -23,6 +25,9 @@ import { conditionalGet } from './interceptors/conditional.ts';
 import { egressCheck, pinnedLookup } from './interceptors/egress.ts';
 import { measureFetch, type FetchObserver } from './interceptors/measure.ts';
 import { requestHeaders } from './interceptors/request-headers.ts';
+import type { CookieJar } from './cookies.ts';
+import { cookieInterceptor } from './interceptors/cookies.ts';
+import type { HttpAuth } from './interceptors/http-auth.ts';
 
 export type { FetchObserver } from './interceptors/measure.ts';
 export type { ErrorKey, FailureOutcome, FetchLimits, FetchOutcome, FetchRequest, ResponseHeaders, ResponseOutcome } from './fetch-types.ts';
@@ -33,7 +38,7 @@ export class HttpFetcher {
   private readonly agent: Agent;
   private readonly send: FetchHandler;
 
-  constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number; observer?: FetchObserver | undefined } = {}) {
+  constructor(resolver: SiteResolver, opts: { connections?: number; connectTimeoutMs?: number; observer?: FetchObserver | undefined; auth?: HttpAuth | undefined; cookies?: CookieJar | undefined } = {}) {
     this.agent = new Agent({
       connections: opts.connections ?? 8,
       pipelining: 1,
@@ -44,7 +49,13 @@ export class HttpFetcher {
     // egress check is innermost: it guards the connection the core makes,
     // and what wraps it sees its refusals as outcomes like any other. The
     // measuring one (the daemon's /metrics) is outermost, and only there when asked for.
-    this.send = composeFetch(boundedExchange, [...(opts.observer ? [measureFetch(opts.observer)] : []), requestHeaders, conditionalGet, egressCheck(resolver)]);
+    this.send = composeFetch(boundedExchange, [
+      ...(opts.observer ? [measureFetch(opts.observer)] : []),
+      requestHeaders,
+      ...(opts.auth ? [opts.auth.interceptor] : []),
+      ...(opts.cookies ? [cookieInterceptor(opts.cookies)] : []),
+      conditionalGet, egressCheck(resolver),
+    ]);
   }
 
   /** Fetches once; never rejects (every failure is a FailureOutcome). */

@@ -36,10 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['proxy', 'passwd', 'logins', 'use_cookies', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors', 'cert_file', 'key_file']) {
+    for (const p of ['proxy', 'logins', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors', 'cert_file', 'key_file']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
+    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
     assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
@@ -103,16 +103,23 @@ describe('honouredWarnings', () => {
     assert.deepEqual(ftp.map((d) => d.param), ['allowed_schemes']);
   });
 
+  it('passwd warns only for the entries whose scheme is not spoken (ntlmv1), without their password', () => {
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="passwd"><attrib name="http://a.example/" type="string">bob:pw1</attrib><attrib name="http://b.example/" type="string">amy:pw2:r:digest</attrib><attrib name="http://c.example/" type="string">eve:pw3:r:NTLMv1</attrib><attrib name="http://d.example/" type="string">al:pw4:CORP:ntlmv2</attrib></section>`));
+    assert.deepEqual(ds.map((d) => d.param), ['passwd.http://c.example/']);
+    assert.match(ds[0]!.message, /the ntlmv1 scheme is not spoken/);
+    assert.doesNotMatch(ds[0]!.message, /pw3/);
+  });
+
   it('a section marked not gives one warning, whatever it holds', () => {
     const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="ftp_errors"><attrib name="550" type="string">KEEP:0</attrib></section>`));
     assert.deepEqual(ds.map((d) => d.param), ['logins', 'ftp_errors']);
   });
 
   it('looks into sub-collections and <Node> overrides', () => {
-    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="use_javascript" type="boolean">yes</attrib></SubDomain>\n    <Node name="n1"><attrib name="use_cookies" type="boolean">yes</attrib></Node>`);
+    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="use_javascript" type="boolean">yes</attrib></SubDomain>\n    <Node name="n1"><attrib name="use_javascript" type="boolean">yes</attrib></Node>`);
     const ds = honouredWarnings(c);
-    assert.deepEqual(ds.map((d) => d.param).sort(), ['subdomains.s.use_javascript', 'use_cookies']);
-    assert.equal(ds.find((d) => d.param === 'use_cookies')!.location?.line, 6);
+    assert.deepEqual(ds.map((d) => d.param).sort(), ['subdomains.s.use_javascript', 'use_javascript']);
+    assert.equal(ds.find((d) => d.param === 'use_javascript')!.location?.line, 6);
     // A crawl as node n2, or as no node, does not use n1's override.
     assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.use_javascript']);
     assert.deepEqual(honouredWarnings(c, null).map((d) => d.param), ['subdomains.s.use_javascript']);
