@@ -13,6 +13,7 @@ import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
+import { requestPlan, type RequestPlan } from '../engine/request-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
 import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
@@ -35,6 +36,18 @@ export interface UrlTestResult {
   readonly trace: TraceStep[];
   /** With --data: what the crawl store holds for the URL (absent: no record). */
   readonly record?: { readonly status: string; readonly skipCode: string | null; readonly skipReason: string | null; readonly httpStatus: number | null; readonly lastCrawled: string };
+  /** For an allowed URL: how it would be requested (sub-collection, proxies, method, client certificate); names only. */
+  readonly request?: RequestPlan;
+}
+
+/** The request line of --explain: method, proxies, sub-collection, client certificate, Referer. */
+function describePlan(p: RequestPlan): string {
+  const via = p.proxies.length === 0 ? 'straight to the site' : `through proxy ${p.proxies.join(' or ')}`;
+  const parts = [`${p.method}${p.method === 'POST' ? ' (post_payload)' : ''} ${via}`];
+  if (p.subcollection !== undefined) parts.push(`settings of sub-collection ${p.subcollection}`);
+  if (p.clientCert) parts.push(`client certificate ${p.clientCert.certFile}`);
+  parts.push(p.referer ? 'Referer: the page it was found on' : 'no Referer');
+  return parts.join('; ');
 }
 
 /** A robots cache that keeps nothing: urltest must not write anywhere. */
@@ -130,7 +143,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
               if (!ok) result = { ...result, allowed: false, code: 'ro', decidedBy: 'robots.txt', reason: why, trace };
             }
           }
-          results.push(result);
+          results.push(result.allowed ? { ...result, request: requestPlan(rt, url) } : result);
         }
       } finally {
         await fetcher.close();
@@ -150,6 +163,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         if (opts.explain) {
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
           io.out(`  decided by: ${res.decidedBy}`);
+          if (res.request) io.out(`  request: ${describePlan(res.request)}`);
         }
       }
       setExit(0);

@@ -51,12 +51,17 @@ export function proxyRoutes(rt: Runtime, fetcher: HttpFetcher, key: () => Secret
  * no per-page work.
  */
 export function postPayloads(table: Readonly<Record<string, string>>, key: () => SecretKey): ((url: string) => string | undefined) | undefined {
+  return payloadMatcher(table, (value) => revealSecret(value, key));
+}
+
+/** The matcher of post_payload's names, each name's value made by `value` once. */
+function payloadMatcher<T>(table: Readonly<Record<string, string>>, value: (v: string) => T): ((url: string) => T | undefined) | undefined {
   const entries = Object.entries(table);
   if (entries.length === 0) return undefined;
-  const exact = new Map<string, string>();
-  const prefixes: Array<[string, string]> = [];
-  for (const [name, value] of entries) {
-    const payload = revealSecret(value, key);
+  const exact = new Map<string, T>();
+  const prefixes: Array<[string, T]> = [];
+  for (const [name, v] of entries) {
+    const payload = value(v);
     if (name.startsWith('prefix:')) {
       prefixes.push([name.slice('prefix:'.length).trim(), payload]);
       continue;
@@ -75,6 +80,37 @@ export function postPayloads(table: Readonly<Record<string, string>>, key: () =>
     if (e !== undefined) return e;
     for (const [prefix, payload] of prefixes) if (url.startsWith(prefix)) return payload;
     return undefined;
+  };
+}
+
+/** How a URI would be requested, for `trawl urltest --explain`: names only, never a secret. */
+export interface RequestPlan {
+  /** The sub-collection whose settings apply. */
+  readonly subcollection: string | undefined;
+  /** The proxies it would go through ("user@host:port", no password); empty: straight to the site. */
+  readonly proxies: readonly string[];
+  /** POST with post_payload (the name that matched is not a secret; the payload is). */
+  readonly method: 'GET' | 'POST';
+  /** The client certificate's files, when the collection has one. */
+  readonly clientCert: { readonly keyFile: string; readonly certFile: string } | undefined;
+  /** trawl_http send_referer. */
+  readonly referer: boolean;
+}
+
+export function requestPlan(rt: Runtime, url: URL): RequestPlan {
+  const sub = rt.subOf(url);
+  const s = rt.settingsFor(sub);
+  const proxies = (s.proxy ?? []).map((text) => {
+    const p = parseProxy(text.trim());
+    if (!p.ok) return '(unreadable proxy)';
+    return `${p.value.username !== undefined ? `${p.value.username}@` : ''}${p.value.host}:${p.value.port}`;
+  });
+  const post = payloadMatcher(rt.settings.postPayload, () => true)?.(url.href) === true;
+  const { keyFile, certFile } = rt.settings;
+  return {
+    subcollection: sub, proxies, method: post ? 'POST' : 'GET',
+    clientCert: keyFile !== undefined && certFile !== undefined ? { keyFile, certFile } : undefined,
+    referer: rt.settings.http.sendReferer,
   };
 }
 
