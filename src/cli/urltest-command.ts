@@ -13,7 +13,8 @@ import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
-import { requestPlan, type RequestPlan } from '../engine/request-setup.ts';
+import { keyFilePath, loadKeyFile, type SecretKey } from '../config/secrets.ts';
+import { proxyRoutes, requestPlan, usesProxies, type RequestPlan } from '../engine/request-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
 import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
@@ -72,7 +73,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
     .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
     .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
     .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
-    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code)')
+    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code); its key file decrypts !ENC! proxy passwords')
     .action(async (file: string, urls: string[], opts: { collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string }) => {
       const r = readConfigFile(file);
       if (hasErrors(r.diagnostics)) {
@@ -99,10 +100,15 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         fileRules = parseRobots(body).forAgent(rt.productToken);
       }
       const resolver = new SiteResolver(new EgressChecker({ ...s.egress, ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) }), s.egress.dnsTtlS * 1000);
-      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+      const proxied = usesProxies(rt);
+      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, ...(proxied ? { proxyMaxPending: s.proxyMaxPending } : {}) });
+      // robots.txt goes through the collection's proxies, as in the crawl; an !ENC! password is read with the key file of --data.
+      let key: SecretKey | undefined;
+      const proxyFor = proxied ? proxyRoutes(rt, fetcher, () => (key ??= loadKeyFile(keyFilePath(opts.data ?? './trawl-data', s.secrets.keyFile)))) : undefined;
       const robots = new RobotsManager(memoryRobotsStore(), c.name, fetcher, {
         obey: s.robots, ttlS: s.robotsTtlS, timeoutS: Math.min(s.robotsTimeoutS, 15), authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
         productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+        ...(proxyFor ? { proxyFor: (u: URL) => proxyFor(rt.subOf(u)) } : {}),
       });
       const results: UrlTestResult[] = [];
       try {

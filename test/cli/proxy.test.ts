@@ -112,6 +112,24 @@ describe('trawl crawl through a proxy (tinyproxy)', { skip: skipUnless(TOOLS.tin
     }
   });
 
+  it('trawl urltest fetches robots.txt through the proxy too, and says which proxy a URL would use', async () => {
+    const proxy = await startTinyproxy(dir, '127.0.31.1');
+    const s = await startFixtureSite([{ ip: '127.0.31.11', routes: { '/robots.txt': { kind: 'robots', body: 'User-agent: *\nDisallow: /private/\n' } } }]);
+    try {
+      const h = s.host('127.0.31.11');
+      const file = collection('urltest', [h.url('/')], `<attrib name="proxy" type="list-string"><member>${proxy.host}:${proxy.port}</member></attrib>`);
+      const r = await trawl(['urltest', file, '--explain', h.url('/private/x'), h.url('/open')]);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /denied {2}http:\/\/127\.0\.31\.11:\d+\/private\/x \(ro\)/);
+      assert.match(r.out, new RegExp(`request: GET through proxy ${proxy.host}:${proxy.port};`));
+      assert.match(via(s.requests[0]?.headers.via), /tinyproxy/);
+      assert.deepEqual(proxy.requests(), [`GET ${h.url('/robots.txt')} HTTP/1.1`]);
+    } finally {
+      await s.close();
+      await proxy.stop();
+    }
+  });
+
   it('still applies the egress policy to the target: a denied address is refused before the proxy is asked', async () => {
     const proxy = await startTinyproxy(dir, '127.0.31.1');
     const ok = await site('127.0.31.4');
