@@ -40,7 +40,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'headers': ['test/fetch/interceptors/request-headers.test.ts', 'test/cli/request-headers.test.ts'],
   'proxy': ['test/cli/proxy.test.ts', 'test/cli/client-cert.test.ts'],
   'proxy_max_pending': ['test/cli/proxy.test.ts'],
-  'key_file': ['test/cli/client-cert.test.ts'],
+  'key_file': ['test/cli/client-cert.test.ts', 'test/service/client-cert-add.test.ts'],
   'cert_file': ['test/cli/client-cert.test.ts'],
   'cut_off': ['test/engine/crawl.test.ts', 'test/fetch/bounded-exchange.test.ts'],
   'truncate': ['test/engine/crawl.test.ts', 'test/fetch/bounded-exchange.test.ts'],
