@@ -11,7 +11,8 @@ import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
-import { startTinyproxy } from '../support/tinyproxy.ts';
+import { freePort, startTinyproxy } from '../support/tinyproxy.ts';
+import { ProxySet, type ProxyEndpoint } from '../../src/fetch/proxy.ts';
 import { ROOT } from '../helpers.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
@@ -127,6 +128,27 @@ describe('trawl crawl through a proxy (tinyproxy)', { skip: skipUnless(TOOLS.tin
     } finally {
       await s.close();
       await proxy.stop();
+    }
+  });
+
+  it('with several proxies, a site whose proxy cannot be connected to goes through the next one', async () => {
+    const live = await startTinyproxy(dir, '127.0.31.1');
+    const s = await site('127.0.31.12');
+    try {
+      const h = s.host('127.0.31.12');
+      // Nothing listens there. It goes where the site's host name puts the site's first proxy, so the other one is the fallback.
+      const dead = `127.0.31.13:${await freePort('127.0.31.13')}`;
+      const first = new ProxySet([{} as ProxyEndpoint, {} as ProxyEndpoint]).first('127.0.31.12');
+      const members = first === 0 ? [dead, `${live.host}:${live.port}`] : [`${live.host}:${live.port}`, dead];
+      const file = collection('failover', [h.url('/')], `<attrib name="proxy" type="list-string">${members.map((m) => `<member>${m}</member>`).join('')}</attrib>`);
+      const r = await trawl(['crawl', '--data', join(dir, 'failover-data'), file]);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(s.fetchedPaths('127.0.31.12').sort(), ['/', '/a.html', '/b.html', '/robots.txt']);
+      for (const req of s.requests) assert.match(via(req.headers.via), /tinyproxy/);
+      assert.equal(live.requests().length, 4);
+    } finally {
+      await s.close();
+      await live.stop();
     }
   });
 
