@@ -15,13 +15,23 @@ import { TrawlError } from '../core/errors.ts';
 import type { HttpFetcher, ProxySet, ProxyTarget } from '../fetch/http-fetcher.ts';
 import type { Runtime } from './runtime.ts';
 
+/** An !ENC! value decrypted; a failure names the parameter it is in. */
+function reveal(param: string, value: string, key: () => SecretKey): string {
+  try {
+    return revealSecret(value, key);
+  } catch (err) {
+    if (err instanceof TrawlError) throw new TrawlError(err.code, `${param}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
 /** The proxies a list names, passwords decrypted (a value the validator let through). */
 export function proxyTargets(list: readonly string[], key: () => SecretKey): ProxyTarget[] {
   return list.map((text) => {
     const p = parseProxy(text.trim());
     if (!p.ok) throw new TrawlError('TRAWL_ERR_CONFIG_VALUE', `proxy ${JSON.stringify(text.replace(/:[^:@]*@/, ':********@'))} is not ${p.expected}`);
     const { host, port, username } = p.value;
-    const password = p.value.password !== undefined ? revealSecret(p.value.password, key) : undefined;
+    const password = p.value.password !== undefined ? reveal('proxy', p.value.password, key) : undefined;
     return { host: host.startsWith('[') ? host.slice(1, -1) : host, port, username, password };
   });
 }
@@ -51,7 +61,7 @@ export function proxyRoutes(rt: Runtime, fetcher: HttpFetcher, key: () => Secret
  * no per-page work.
  */
 export function postPayloads(table: Readonly<Record<string, string>>, key: () => SecretKey): ((url: string) => string | undefined) | undefined {
-  return payloadMatcher(table, (value) => revealSecret(value, key));
+  return payloadMatcher(table, (value) => reveal('post_payload', value, key));
 }
 
 /** The matcher of post_payload's names, each name's value made by `value` once. */

@@ -70,3 +70,12 @@ describe('headers (MS-FSCCFG 2.2.3): parseHeaders', () => {
     assert.equal(parseHeaders(['user-agent: probe/1'])['user-agent'], 'probe/1');
   });
 });
+
+describe('an !ENC! value that does not decrypt', () => {
+  it('names the parameter it is in', () => {
+    const other: SecretKey = { key: Buffer.alloc(16, 9), iv: Buffer.alloc(16, 8) };
+    const enc = encryptSecret('pw', KEY);
+    assert.throws(() => proxyTargets([`u:${enc}@proxy.test:3128`], () => other), (e: Error & { code?: string }) => e.code === 'TRAWL_ERR_SECRET_DECRYPT' && /^proxy: an !ENC! value does not decrypt/.test(e.message));
+    assert.throws(() => postPayloads({ 'http://a.test/': enc }, () => other), /^TrawlError: post_payload: an !ENC! value does not decrypt|post_payload: an !ENC! value/);
+  });
+});
