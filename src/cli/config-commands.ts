@@ -3,11 +3,12 @@
  */
 
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError, trawlError } from '../core/errors.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { effectiveTree, resolveSettings } from '../config/effective.ts';
+import { clientCertDiagnostics } from '../config/client-cert.ts';
 import { configWarnings } from '../config/honoured.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
@@ -57,8 +58,13 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
       const all: Record<string, unknown>[] = [];
       for (const file of files) {
         const read = readConfigFile(file);
-        // A file that reads without errors is also checked for what this version ignores.
-        const r = hasErrors(read.diagnostics) ? read : { ...read, diagnostics: [...read.diagnostics, ...read.document.collections.flatMap(configWarnings)] };
+        // A file that reads without errors is also checked for what this version ignores,
+        // and for the files it names that must be read before a crawl (the client certificate).
+        const baseDir = dirname(resolvePath(file));
+        const r = hasErrors(read.diagnostics) ? read : {
+          ...read,
+          diagnostics: [...read.diagnostics, ...read.document.collections.flatMap((c) => [...clientCertDiagnostics(c, baseDir), ...configWarnings(c)])],
+        };
         const bad = hasErrors(r.diagnostics) || (opts.strict === true && r.diagnostics.length > 0);
         failed ||= bad;
         if (opts.json) {

@@ -15,6 +15,8 @@ import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { httpAuthFor } from '../engine/cycle-setup.ts';
+import { keyFilePath, loadKeyFile, type SecretKey } from '../config/secrets.ts';
+import { proxyRoutes, requestPlan, usesProxies, type RequestPlan } from '../engine/request-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
 import { MemoryCookieJar } from '../fetch/cookies.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
@@ -43,6 +45,18 @@ export interface UrlTestResult {
   readonly credentials?: string;
   /** With --data and use_cookies: the names, domains and paths of the cookies the saved jar would send (never a value). */
   readonly cookies?: string[];
+  /** For an allowed URL: how it would be requested (sub-collection, proxies, method, client certificate); names only. */
+  readonly request?: RequestPlan;
+}
+
+/** The request line of --explain: method, proxies, sub-collection, client certificate, Referer. */
+function describePlan(p: RequestPlan): string {
+  const via = p.proxies.length === 0 ? 'straight to the site' : `through proxy ${p.proxies.join(' or ')}`;
+  const parts = [`${p.method}${p.method === 'POST' ? ' (post_payload)' : ''} ${via}`];
+  if (p.subcollection !== undefined) parts.push(`settings of sub-collection ${p.subcollection}`);
+  if (p.clientCert) parts.push(`client certificate ${p.clientCert.certFile}`);
+  parts.push(p.referer ? 'Referer: the page it was found on' : 'no Referer');
+  return parts.join('; ');
 }
 
 /** A robots cache that keeps nothing: urltest must not write anywhere. */
@@ -69,7 +83,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
     .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
     .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
     .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
-    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code)');
+    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code); its key file decrypts !ENC! proxy passwords');
   addUrlOptions(cmd, 'with --crawl-url')
     .addHelpText('after', SETTINGS_RULE_HELP)
     .action(async (first: string | undefined, rest: string[], opts: { crawlUrl?: string[]; collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string } & UrlOptionValues) => {
@@ -114,10 +128,15 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         fileRules = parseRobots(body).forAgent(rt.productToken);
       }
       const resolver = new SiteResolver(new EgressChecker({ ...s.egress, ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) }), s.egress.dnsTtlS * 1000);
-      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+      const proxied = usesProxies(rt);
+      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, ...(proxied ? { proxyMaxPending: s.proxyMaxPending } : {}) });
+      // robots.txt goes through the collection's proxies, as in the crawl; an !ENC! password is read with the key file of --data.
+      let key: SecretKey | undefined;
+      const proxyFor = proxied ? proxyRoutes(rt, fetcher, () => (key ??= loadKeyFile(keyFilePath(opts.data ?? './trawl-data', s.secrets.keyFile)))) : undefined;
       const robots = new RobotsManager(memoryRobotsStore(), c.name, fetcher, {
         obey: s.robots, ttlS: s.robotsTtlS, timeoutS: Math.min(s.robotsTimeoutS, 15), authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
         productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+        ...(proxyFor ? { proxyFor: (u: URL) => proxyFor(rt.subOf(u)) } : {}),
       });
       const results: UrlTestResult[] = [];
       const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.data);
@@ -160,7 +179,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
               if (!ok) result = { ...result, allowed: false, code: 'ro', decidedBy: 'robots.txt', reason: why, trace };
             }
           }
-          results.push(result);
+          results.push(result.allowed ? { ...result, request: requestPlan(rt, url) } : result);
         }
       } finally {
         await fetcher.close();
@@ -182,6 +201,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           if (res.cookies !== undefined) io.out(`  cookies: ${res.cookies.length > 0 ? res.cookies.join(', ') : 'none'}`);
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
           io.out(`  decided by: ${res.decidedBy}`);
+          if (res.request) io.out(`  request: ${describePlan(res.request)}`);
         }
       }
       setExit(0);

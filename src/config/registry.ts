@@ -548,6 +548,13 @@ const URLS = section({
   ],
 });
 
+const TRAWL_HTTP = section({
+  name: 'trawl_http', key: 'http', honoured: 'full', meaning: 'What requests carry besides headers.', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'send_referer', key: 'sendReferer', honoured: 'full', type: 'boolean', default: true, meaning: 'Send the page a URI was found on as Referer (not from an https page to an http URI; without user name, password and fragment).', spec: X }),
+  ],
+});
+
 const ENCRYPTION = section({
   name: 'trawl_secrets', key: 'secrets', honoured: 'full', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
@@ -609,16 +616,16 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'start_uri_files', key: 'startUriFiles', honoured: 'full', type: 'list-string', sub: true, meaning: 'Files with one start URI per line.', spec: S }),
   attrib({ name: 'max_sites', key: 'maxSites', honoured: 'full', type: 'integer', default: 128, min: 1, meaning: 'Sites crawled at once.', spec: S }),
   attrib({ name: 'mirror_site_files', key: 'mirrorSiteFiles', honoured: 'not', type: 'list-string', meaning: 'Files of space-separated mirror sites, preferred name first.', spec: S }),
-  attrib({ name: 'proxy', key: 'proxy', honoured: 'not', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)"; the password may be !ENC! encrypted.', spec: S }),
-  attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', honoured: 'not', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Connections open per proxy at once.', spec: S }),
+  attrib({ name: 'proxy', key: 'proxy', honoured: 'full', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)" (port 80 when absent): http URLs go to the proxy as plain requests, https ones through a CONNECT tunnel; user:password is sent as Basic Proxy-Authorization, and the password may be !ENC! encrypted. With several, each site goes through one chosen by its host name, and the next ones are tried when it cannot be connected to.', spec: S }),
+  attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', honoured: 'full', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Requests in flight through one proxy at once (each holds one connection to it); more wait for a place.', spec: S }),
   // The spec's default names FAST's crawler; trawl's names trawl and its version.
-  attrib({ name: 'headers', key: 'headers', honoured: 'full', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value".', spec: S }),
+  attrib({ name: 'headers', key: 'headers', honoured: 'full', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value"; a sub-collection\'s list replaces the collection\'s for its URIs. A list without User-Agent keeps trawl\'s.', spec: S }),
   attrib({ name: 'cut_off', key: 'cutOffBytes', honoured: 'full', type: 'integer', min: 0, unit: 'bytes', sub: true, meaning: 'Largest document; larger ones are truncated or dropped (see truncate).', spec: S }),
   attrib({ name: 'truncate', key: 'truncate', honoured: 'full', type: 'boolean', default: true, meaning: 'Truncate documents over cut_off instead of dropping them.', spec: S }),
   attrib({ name: 'check_meta_robots', key: 'checkMetaRobots', honoured: 'full', type: 'boolean', default: true, meaning: 'Obey noindex and nofollow in robots META tags.', spec: S }),
   attrib({ name: 'obey_robots_delay', key: 'obeyRobotsDelay', honoured: 'full', type: 'boolean', default: false, meaning: 'Obey Crawl-delay in robots.txt.', spec: S }),
-  attrib({ name: 'key_file', key: 'keyFile', honoured: 'not', type: 'string', meaning: 'SSL client key file for HTTPS.', spec: S }),
-  attrib({ name: 'cert_file', key: 'certFile', honoured: 'not', type: 'string', meaning: 'X.509 client certificate file for HTTPS.', spec: S }),
+  attrib({ name: 'key_file', key: 'keyFile', honoured: 'full', type: 'string', meaning: 'PEM private key (unencrypted) of the TLS client certificate offered to HTTPS sites that ask for one; with cert_file. Relative to the configuration file.', spec: S }),
+  attrib({ name: 'cert_file', key: 'certFile', honoured: 'full', type: 'string', meaning: 'PEM X.509 client certificate offered to HTTPS sites that ask for one; with key_file, checked against it when the configuration is validated.', spec: S }),
   attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'full', type: 'integer', default: 100000, min: 0, sub: true, meaning: 'Documents downloaded from one site at most.', spec: S }),
   attrib({ name: 'enforce_delay_per_ip', key: 'enforceDelayPerIp', honoured: 'full', type: 'boolean', default: true, meaning: 'Sites sharing an IP address share the delay.', spec: S }),
   attrib({ name: 'wqfilter', key: 'wqfilter', honoured: 'not', type: 'boolean', default: true, meaning: 'Keep a URI out of the crawl queues when it is already there.', spec: S }),
@@ -642,7 +649,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

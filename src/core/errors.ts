@@ -102,6 +102,10 @@ export const ERROR_CODES = {
 
   TRAWL_ERR_SECRET_KEY: { summary: 'The !ENC! key file is missing or is not a 128-bit key plus a 128-bit IV.', exitCode: 78 },
   TRAWL_ERR_SECRET_DECRYPT: { summary: 'An !ENC! value could not be decrypted with the key file.', exitCode: 78 },
+  TRAWL_ERR_CLIENT_CERT: {
+    summary: 'The TLS client certificate (key_file, cert_file) cannot be used: a file is missing or unreadable, is not PEM, the key is encrypted, only one of the two is set, or the key does not belong to the certificate.',
+    exitCode: 78,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -164,6 +168,12 @@ export interface MessageSpec {
  * those call sites build a `TrawlError` from the diagnostics themselves.
  */
 export const ERROR_MESSAGES = {
+  // The TLS client certificate (key_file, cert_file): each message starts with the parameter it is about.
+  CLIENT_CERT_UNREADABLE: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{param} {path:json} cannot be read: {why}' },
+  CLIENT_CERT_HALF: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{set} is set without {missing}: a client certificate needs both files' },
+  CLIENT_CERT_KEY: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'key_file {path:json} does not hold a usable PEM private key: {why}' },
+  CLIENT_CERT_CERT: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'cert_file {path:json} does not hold a PEM X.509 certificate: {why}' },
+  CLIENT_CERT_MISMATCH: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'key_file {keyPath:json} is not the key of the certificate in cert_file {certPath:json} ({subject})' },
   // The crawler service and its admin operations (MS-FSCADM).
   COLLECTION_NOT_FOUND: { code: 'TRAWL_ERR_CONFIG_NOT_FOUND', template: 'no collection named {name:json}' },
   COLLECTION_DELETING: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} is being deleted' },

@@ -2,12 +2,13 @@
  * A cycle's parts, made from the collection's configuration when a cycle is
  * set up (or an idle collection is prepared for an operator's request):
  *
- *   settings ─► Runtime ─► resolver + fetcher ─► robots.txt manager
+ *   settings ─► Runtime ─► resolver + fetcher (client certificate, proxies) ─► robots.txt manager
  *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
  *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
  *                       ─► Seeder, PagePipeline ─► SiteTasks
  */
 
+import { readClientCertificate } from '../config/client-cert.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
 import { parseCredentials } from '../config/values.ts';
@@ -32,6 +33,7 @@ import { LinkScreening } from './link-screening.ts';
 import { PagePipeline } from './pipeline/pipeline.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { buildRuntime } from './runtime.ts';
+import { postPayloads, proxyRoutes, usesProxies } from './request-setup.ts';
 import { Seeder } from './seeding.ts';
 import { SiteTasks } from './site-task.ts';
 
@@ -96,16 +98,25 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const egress: EgressPolicy = { ...s.egress, ...opts.egress };
   const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
+  // !ENC! values (proxy passwords, payloads) are decrypted with the key file, read once if one needs it.
+  let secretKey: SecretKey | undefined;
+  const key = (): SecretKey => (secretKey ??= loadKeyFile(keyFilePath(opts.dataDir ?? process.cwd(), s.secrets.keyFile)));
+  // key_file / cert_file: read and checked now, so a wrong file stops the cycle with its name, before any request.
+  const tls = readClientCertificate(s, opts.baseDir ?? process.cwd());
   const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir, { resolver, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
   const fetcher = new HttpFetcher(resolver, {
     connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
+    ...(tls ? { tls } : {}), ...(usesProxies(rt) ? { proxyMaxPending: s.proxyMaxPending } : {}),
     observer: opts.fetchObserver,
     auth,
     cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
   });
+  const proxyFor = usesProxies(rt) ? proxyRoutes(rt, fetcher, key) : undefined;
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+    // robots.txt goes through the proxy of the sub-collection its URL belongs to.
+    ...(proxyFor ? { proxyFor: (url: URL) => proxyFor(rt.subOf(url)) } : {}),
   }, now, opts.robotsMemo);
   const sched = new SiteScheduler({
     maxPending: s.maxPending,
@@ -136,6 +147,9 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
-  const siteTasks = new SiteTasks({ env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
+  const siteTasks = new SiteTasks({
+    env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused,
+    proxyFor, postPayloadFor: postPayloads(s.postPayload, key), sendReferer: s.http.sendReferer,
+  });
   return { env, fetcher, auth, seeder, siteTasks };
 }

@@ -22,6 +22,7 @@ import type { Logger } from 'pino';
 import { isDiskFull } from '../core/disk-full.ts';
 import { TrawlError, trawlError } from '../core/errors.ts';
 import { siteOf } from '../core/url.ts';
+import { clientCertDiagnostics } from '../config/client-cert.ts';
 import { hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
 import { mergeCollections } from '../config/merge.ts';
@@ -437,6 +438,9 @@ export class CrawlerService {
       checkRules(merged, problems);
       if (hasErrors(problems)) throw new TrawlError('TRAWL_ERR_CONFIG_RULE', problems.filter((d) => d.severity === 'error').map(describe).join('; '));
       checkSinks(resolveSettings(merged, this.nodeOpt()).sinks);
+      // The client certificate is read now, so that a wrong file is the operator's answer, not a failed cycle later.
+      const cert = clientCertDiagnostics(merged, process.cwd()).filter((d) => d.severity === 'error');
+      if (cert.length > 0) throw new TrawlError('TRAWL_ERR_CLIENT_CERT', cert.map(describe).join('; '));
       await this.o.store.putCollection(merged.name, writeConfigXml(merged), this.now());
       if (present) {
         await present.stop();

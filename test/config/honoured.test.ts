@@ -36,10 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['proxy', 'logins', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors', 'cert_file', 'key_file']) {
+    for (const p of ['logins', 'use_javascript', 'mirror_site_files', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes']) assert.equal(byPath.get(p), 'full', p);
+    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file']) assert.equal(byPath.get(p), 'full', p);
     assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
@@ -73,20 +73,20 @@ describe('every honoured parameter has a test', () => {
 
 describe('honouredWarnings', () => {
   it('warns for a not-honoured parameter, naming it, its line and what is missing', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="proxy" type="list-string"><member>proxy.example.com:3128</member></attrib>`));
+    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="mirror_site_files" type="list-string"><member>mirrors.txt</member></attrib>`));
     assert.equal(ds.length, 1);
-    assert.equal(ds[0]!.param, 'proxy');
+    assert.equal(ds[0]!.param, 'mirror_site_files');
     assert.equal(ds[0]!.severity, 'warning');
     assert.equal(ds[0]!.code, 'TRAWL_ERR_CONFIG_NOT_HONOURED');
     assert.equal(ds[0]!.location?.line, 5);
-    assert.match(ds[0]!.message, /proxy = proxy\.example\.com:3128 is not honoured/);
+    assert.match(ds[0]!.message, /mirror_site_files = mirrors\.txt is not honoured/);
   });
 
   it('masks secrets in what it quotes', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="proxy" type="list-string"><member>http://pu:ProxyPw@proxy.example.com:3128</member></attrib>`));
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="ftp_acct"><attrib name="ftp.example.com" type="string">fu:FtpPw</attrib></section>`));
     assert.equal(ds.length, 1);
-    assert.doesNotMatch(ds[0]!.message, /ProxyPw/);
-    assert.match(ds[0]!.message, /proxy\.example\.com:3128/);
+    assert.doesNotMatch(ds[0]!.message, /FtpPw/);
+    assert.match(ds[0]!.message, /ftp_acct/);
   });
 
   it('stays quiet for honoured parameters and for values equal to the default', () => {
@@ -153,7 +153,7 @@ describe('reference: the Honoured column', () => {
   it('shows it for every parameter', () => {
     const ref = renderConfigReference();
     assert.match(ref, /\| Parameter \| Type \| Default \| Where \| Honoured \| Meaning \|/);
-    assert.match(ref, /\| `proxy` \| [^\n]*\| CSN \| no \|/);
+    assert.match(ref, /\| `use_javascript` \| [^\n]*\| CSN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
     assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: adaptive runs as scratch/);
     assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);
