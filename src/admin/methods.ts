@@ -8,7 +8,7 @@
 
 import { TrawlError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
-import { sitesOfHostport, type CrawlerService } from '../service/crawler-service.ts';
+import { sitesOfHostport, type AddedUris, type CrawlerService, type NotAdded } from '../service/crawler-service.ts';
 import { encodeCollectionStatistics2, encodeGlobalStatistics, encodeSiteStatisticsDictionary, encodeStatisticsDictionary } from '../stats/statistics.ts';
 import { readUriFile } from './uri-file.ts';
 import { VALIDATOR1_METHODS } from './validator1.ts';
@@ -48,9 +48,24 @@ function uriList(v: XmlRpcValue, name: string): string[] {
   });
 }
 
-function added(r: { added: number; refused: Array<{ url: string; reason: string }> }): XmlRpcValue[] {
+/**
+ * AddURIs' cresult (2.2.2.1): 1 unless URIs were refused and none added.
+ * URIs the cycle already has are not refused (the text counts them).
+ */
+function added(r: AddedUris): XmlRpcValue[] {
   const refused = r.refused.length ? `; ${r.refused.length} refused (${r.refused.slice(0, 5).map((x) => `${x.url}: ${x.reason}`).join('; ')}${r.refused.length > 5 ? '; …' : ''})` : '';
-  return [r.added > 0 || r.refused.length === 0 ? 1 : 0, `${r.added} URIs added${refused}`];
+  const seen = r.seen.length ? `; ${r.seen.length} already in this cycle` : '';
+  return [r.added > 0 || r.refused.length === 0 ? 1 : 0, `${r.added} URIs added${refused}${seen}`];
+}
+
+/**
+ * trawl.AddURIs / trawl.AddURIFile (trawl extensions): AddURIs' cresult as
+ * `result`, and each URI that was not queued with why: `kind` malformed,
+ * scope (with `code` and `rule`), crawled, queued or repeated.
+ */
+function addedDetail(r: AddedUris): XmlRpcValue {
+  const entry = (x: NotAdded): XmlRpcValue => ({ uri: x.url, kind: x.kind, reason: x.reason, ...(x.code !== undefined ? { code: x.code } : {}), ...(x.rule !== undefined ? { rule: x.rule } : {}) });
+  return { result: added(r), added: r.added, notAdded: [...r.refused, ...r.seen].map(entry) };
 }
 
 const nowS = (): number => Date.now() / 1000;
@@ -74,11 +89,7 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
 
   // ------------------------------------------------------------ 2.2.9
   AddURIs: { params: [C, ['Urgent', 'int'], ['URIs', 'array']], run: async (s, [c, u, list]) => added(await s.addUris(c as string, uriList(list!, 'URIs'), flag(u!, 'Urgent'))) },
-  AddURIFile: { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => {
-    const urgent = flag(u!, 'Urgent');
-    if (!s.has(c as string)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(c)}`);
-    return added(await s.addUris(c as string, await readUriFile(s.uriFileDir, f as string), urgent));
-  } },
+  AddURIFile: { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => added(await addUriFile(s, c!, u!, f!)) },
   CollectionAdd: { params: [['ConfigData', 'string'], ['Force', 'int']], run: async (s, [xml, force]) => {
     flag(force!, 'Force'); // a single node ignores Force (2.2.9.3)
     const names = await s.addCollection(xml as string);
@@ -179,7 +190,22 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
 
   // ------------------------------------------------------------ introspection
   'system.version': { params: [], run: () => `trawl ${VERSION}` },
+
+  // ------------------------------------------------------------ trawl extensions (docs/admin.md)
+  // The standard methods above keep their MS-FSCADM answers; these answer the same calls with detail.
+  'trawl.AddURIs': { params: [C, ['Urgent', 'int'], ['URIs', 'array']], run: async (s, [c, u, list]) => addedDetail(await s.addUris(c as string, uriList(list!, 'URIs'), flag(u!, 'Urgent'))) },
+  'trawl.AddURIFile': { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => addedDetail(await addUriFile(s, c!, u!, f!)) },
+  'trawl.CollectionGetStatus': { params: [C], run: (s, [c]) => {
+    const d = s.statusDetail(c as string);
+    return { status: d.status, activity: d.activity, ...(d.waitingFor !== undefined ? { waitingFor: d.waitingFor } : {}), ...(d.nextCycleMs !== undefined ? { nextCycle: new Date(d.nextCycleMs) } : {}) };
+  } },
 };
+
+async function addUriFile(s: CrawlerService, c: XmlRpcValue, u: XmlRpcValue, f: XmlRpcValue): Promise<AddedUris> {
+  const urgent = flag(u, 'Urgent');
+  if (!s.has(c as string)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(c)}`);
+  return s.addUris(c as string, await readUriFile(s.uriFileDir, f as string), urgent);
+}
 
 export const METHOD_NAMES: readonly string[] = [...Object.keys(METHODS), ...Object.keys(VALIDATOR1_METHODS)];
 

@@ -11,6 +11,10 @@ import { TrawlError } from '../core/errors.ts';
 import { encodeMethodCall, parseMethodResponse, XmlRpcDouble, isStruct, type XmlRpcValue } from '../admin/xmlrpc.ts';
 import { DEFAULT_ADMIN_PORT, readToken } from './serve-command.ts';
 import type { Io } from './io.ts';
+import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
+import { configWarnings } from '../config/honoured.ts';
+import { detectFormat, readConfigBytes } from '../config/load.ts';
+import { writeConfigXml } from '../config/writer.ts';
 
 interface Client {
   call(method: string, ...params: XmlRpcValue[]): Promise<XmlRpcValue>;
@@ -62,6 +66,103 @@ function human(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
 }
 
+/** Calls a trawl extension method, or the standard one when the server does not know the extension (an older trawl). */
+async function callWithFallback(c: Client, extension: [string, XmlRpcValue[]], standard: [string, XmlRpcValue[]]): Promise<{ extended: boolean; value: XmlRpcValue }> {
+  try {
+    return { extended: true, value: await c.call(extension[0], ...extension[1]) };
+  } catch (err) {
+    if (!(err instanceof TrawlError) || !/unknown method/.test(err.message)) throw err;
+    return { extended: false, value: await c.call(standard[0], ...standard[1]) };
+  }
+}
+
+function untilText(ms: number, nowMs: number): string {
+  const s = Math.max(0, Math.round((ms - nowMs) / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  return m < 120 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/** One line for `trawl admin status`: the MS-FSCADM status with what the collection does now (trawl.CollectionGetStatus). */
+export function statusLine(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown }, nowMs = Date.now()): string {
+  const next = typeof d.nextCycle === 'string' ? Date.parse(d.nextCycle) : NaN;
+  const at = Number.isNaN(next) ? '' : ` at ${new Date(next).toISOString().replace(/\.\d{3}Z$/, 'Z')} (in ${untilText(next, nowMs)})`;
+  switch (d.activity) {
+    case 'crawling': return 'crawling: a refresh cycle runs';
+    case 'idle': return d.waitingFor === 'disk-full' ? `idle, waiting for disk space; checked again${at}` : `idle, next refresh${at || ' when an operator starts it'}`;
+    case 'suspended': return 'suspended: nothing is crawled until `trawl admin resume`';
+    case 'deleting': return 'zombie: the collection is being deleted';
+    default: return String(d.status);
+  }
+}
+
+/** The rows `trawl admin stats` prints, for the current and the last finished cycle side by side. */
+const STATS_ROWS = ['Status', 'Processed', 'Downloaded', 'Stored', 'Modified', 'Unchanged', 'Deleted', 'Retries', 'DocSizeAvg', 'DLTimeAvg', 'DocRate', 'ActiveSites', 'CrawlMode', 'HTTPResponse', 'URISkip', 'DocSkip', 'Progress'] as const;
+
+function statValue(k: string, v: unknown): string {
+  if (v === undefined) return '-';
+  if (k === 'Progress' && Array.isArray(v)) return `${String(v[0])}%, ${String(v[1])}`;
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(k === 'DLTimeAvg' ? 3 : 1);
+  if (v !== null && typeof v === 'object') {
+    const e = Object.entries(v as Record<string, unknown>);
+    return e.length ? e.map(([a, b]) => `${a} ${String(b)}`).join(', ') : '-';
+  }
+  return String(v) || '-';
+}
+
+/**
+ * CollectionGetStatistics2 as two columns: the current cycle ("cur") and the
+ * last finished one ("prev", MS-FSCADM 2.2.10.6), one row per statistic.
+ */
+export function statsTable(v: unknown): string {
+  const r = Array.isArray(v) ? (v[1] as Record<string, Record<string, unknown>> | undefined) : undefined;
+  if (!r || typeof r !== 'object') return JSON.stringify(v, null, 2);
+  const cur = r.cur ?? {};
+  const prev = r.prev;
+  const curEmpty = Object.keys(cur).length === 0;
+  const heads = ['', 'current cycle', prev ? 'last finished cycle' : 'last finished cycle (none yet)'];
+  const rows = STATS_ROWS.filter((k) => k in cur || (prev !== undefined && k in prev)).map((k) => [k, curEmpty ? '-' : statValue(k, cur[k]), prev ? statValue(k, prev[k]) : '-']);
+  if (rows.length === 0) return `${heads[1]}; ${heads[2]}`;
+  const all = [heads, ...rows];
+  const w = [0, 1].map((i) => Math.max(...all.map((row) => row[i]!.length)));
+  return all.map((row) => `${row[0]!.padEnd(w[0]!)}  ${row[1]!.padEnd(w[1]!)}  ${row[2]}`.trimEnd()).join('\n');
+}
+
+/** What `trawl admin add-uris` says of one URI that was not added, with what to do. */
+function notAddedLine(name: string, x: { uri?: unknown; kind?: unknown; reason?: unknown; code?: unknown; rule?: unknown }): string {
+  const uri = String(x.uri);
+  const reason = String(x.reason);
+  switch (x.kind) {
+    case 'malformed': return `  ${uri}: malformed: ${reason}; give an absolute http(s) URL`;
+    case 'scope': return `  ${uri}: out of scope: ${typeof x.rule === 'string' ? `rule ${x.rule} refuses it` : 'refused'} (${reason}); \`trawl admin config ${name}\` shows the rules, \`trawl urltest FILE URL --explain\` each one consulted`;
+    case 'crawled': return `  ${uri}: ${reason}; to fetch it again now: trawl admin refetch-uri --now ${name} ${uri}`;
+    case 'queued': return `  ${uri}: ${reason}`;
+    case 'repeated': return `  ${uri}: ${reason} in this call; added once`;
+    default: return `  ${uri}: ${reason}`;
+  }
+}
+
+/**
+ * `trawl admin add FILE.yml`: the Elastic Open Crawler YAML converted to
+ * MS-FSCCFG XML as `trawl config convert` converts it; what was converted
+ * and every warning go to stderr, and a file that does not convert stops
+ * here with its errors and how to fix them.
+ */
+function convertYaml(io: Io, file: string, bytes: Buffer): string {
+  const r = readConfigBytes(bytes, file, 'yaml');
+  const errors = r.diagnostics.filter((d) => d.severity === 'error');
+  for (const d of r.diagnostics) io.err(formatDiagnostic(d));
+  if (hasErrors(r.diagnostics) || r.document.collections.length === 0) {
+    throw new TrawlError(errors[0]?.code ?? 'TRAWL_ERR_CONFIG_YAML', `${file} does not convert to MS-FSCCFG (${errors.length} error${errors.length === 1 ? '' : 's'} above); nothing was added. Fix each line named above (\`trawl config validate ${file}\` checks the file again), or convert it with \`trawl config convert ${file} --to xml -o ${file.replace(/\.ya?ml$/i, '')}.xml\`, edit the XML and add that`);
+  }
+  for (const c of r.document.collections) {
+    for (const d of configWarnings(c)) io.err(formatDiagnostic(d));
+    const params = [...c.root.attribs.keys(), ...c.root.sections.keys()];
+    io.err(`trawl: ${file}: Elastic Open Crawler YAML converted to MS-FSCCFG collection ${JSON.stringify(c.name)}, setting ${params.join(', ')}${r.diagnostics.length ? ` (${r.diagnostics.length} warning${r.diagnostics.length === 1 ? '' : 's'} above)` : ''}; \`trawl config convert ${file} --to xml\` prints the XML`);
+  }
+  return writeConfigXml(r.document);
+}
+
 export function registerAdminCommand(program: Command, io: Io, setExit: (code: number) => void): void {
   const admin = program
     .command('admin')
@@ -84,36 +185,53 @@ export function registerAdminCommand(program: Command, io: Io, setExit: (code: n
   const flagOf = (cmd: Command, name: string): number => (cmd.opts()[name] ? 1 : 0);
 
   admin.command('list').description('collections (CollectionGetList)').action(run(() => ['CollectionGetList', []]));
-  admin.command('add').description('add or update a collection from an MS-FSCCFG file (CollectionAdd)').argument('<file>').option('--force', 'Force=1')
+  admin.command('add').description('add or update a collection from an MS-FSCCFG file, or an Elastic Open Crawler YAML file converted as `trawl config convert` does (CollectionAdd)').argument('<file>').option('--force', 'Force=1')
     .action(async (file: string, o: { force?: boolean }, cmd: Command) => {
-      let xml: string;
+      let bytes: Buffer;
       try {
-        xml = readFileSync(file, 'utf8');
+        bytes = readFileSync(file);
       } catch (err) {
         throw new TrawlError('TRAWL_ERR_IO', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       }
+      const xml = detectFormat(file, bytes) === 'yaml' ? convertYaml(io, file, bytes) : bytes.toString('utf8');
       await run(() => ['CollectionAdd', [xml, o.force ? 1 : 0]])(file, o, cmd);
     });
   admin.command('delete').description('delete a collection (CollectionDelete)').argument('<name>').option('--force', 'Force=1')
     .action((n: string, o: { force?: boolean }, cmd: Command) => run(() => ['CollectionDelete', [n, o.force ? 1 : 0]])(n, o, cmd));
   admin.command('config').description('a collection\'s configuration XML (CollectionGetConfigurationXML)').argument('<name>').action(run((n) => ['CollectionGetConfigurationXML', [n!]]));
-  admin.command('status').description('a collection\'s state (CollectionGetStatus)').argument('<name>').action(run((n) => ['CollectionGetStatus', [n!]]));
-  admin.command('add-uris').description('queue URIs (AddURIs), or a file of URIs on the server (AddURIFile)').argument('<name>').argument('[urls...]')
+  admin.command('status').description('a collection\'s state (CollectionGetStatus), and whether it crawls or waits for its next refresh (trawl.CollectionGetStatus)').argument('<name>')
+    .action(async (n: string) => {
+      const g = admin.opts<{ server: string; tokenFile?: string; json?: boolean }>();
+      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined);
+      const r = await callWithFallback(c, ['trawl.CollectionGetStatus', [n]], ['CollectionGetStatus', [n]]);
+      const value = toJson(r.value);
+      io.out(g.json ? JSON.stringify(value, null, 2) : r.extended ? statusLine(value as Record<string, unknown>) : String(value));
+      setExit(0);
+    });
+  admin.command('add-uris').description('queue URIs (AddURIs), or a file of URIs on the server (AddURIFile); says why each URI not added was not').argument('<name>').argument('[urls...]')
     .option('--file <path>', 'a file of URIs on the server').option('--urgent', 'crawl them first')
-    .action((n: string, urls: string[], o: { file?: string; urgent?: boolean }, cmd: Command) => {
+    .action(async (n: string, urls: string[], o: { file?: string; urgent?: boolean }) => {
       if (o.file === undefined && urls.length === 0) throw new TrawlError('TRAWL_ERR_USAGE', 'give URLs or --file');
-      return run(() => (o.file !== undefined ? ['AddURIFile', [n, o.urgent ? 1 : 0, resolvePath(o.file)]] : ['AddURIs', [n, o.urgent ? 1 : 0, urls]]))(n, urls, o, cmd);
+      const g = admin.opts<{ server: string; tokenFile?: string; json?: boolean }>();
+      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined);
+      const urgent = o.urgent ? 1 : 0;
+      const [method, params]: [string, XmlRpcValue[]] = o.file !== undefined ? ['AddURIFile', [n, urgent, resolvePath(o.file)]] : ['AddURIs', [n, urgent, urls]];
+      const r = await callWithFallback(c, [`trawl.${method}`, params], [method, params]);
+      const value = toJson(r.value);
+      const result = (r.extended ? (value as { result: unknown }).result : value) as [number, string];
+      if (g.json) io.out(JSON.stringify(value, null, 2));
+      else {
+        io.out(human(result));
+        const notAdded = r.extended ? (value as { notAdded: Array<Record<string, unknown>> }).notAdded : [];
+        if (notAdded.length) io.out(['not added:', ...notAdded.map((x) => notAddedLine(n, x))].join('\n'));
+      }
+      setExit(result[0] < 1 ? 1 : 0);
     });
   admin.command('delete-uris').description('forget URIs and their documents (CollectionDeleteURIs / CollectionDeleteURIFile)').argument('<name>').argument('[urls...]').option('--file <path>', 'a file of URIs on the server')
     .action((n: string, urls: string[], o: { file?: string }, cmd: Command) => run(() => (o.file !== undefined ? ['CollectionDeleteURIFile', [n, resolvePath(o.file)]] : ['CollectionDeleteURIs', [n, urls]]))(n, urls, o, cmd));
   admin.command('delete-site').description('forget a site (CollectionDeleteSite)').argument('<name>').argument('<hostport>').action(run((n, s) => ['CollectionDeleteSite', [n!, s!]]));
-  admin.command('stats').description('statistics (CollectionGetStatistics2, or CollectionGetSiteStatistics with --site)').argument('<name>').option('--site <hostport>')
-    .action((n: string, o: { site?: string }, cmd: Command) => run(() => (o.site !== undefined ? ['CollectionGetSiteStatistics', [n, o.site]] : ['CollectionGetStatistics2', [n]]), (v) => {
-      const cur = Array.isArray(v) ? (v[1] as Record<string, Record<string, unknown>>)?.cur : undefined;
-      if (!cur) return JSON.stringify(v, null, 2);
-      const keys = ['Status', 'Processed', 'Downloaded', 'Stored', 'Modified', 'Deleted', 'DocSizeAvg', 'DLTimeAvg', 'DocRate', 'ActiveSites', 'CrawlMode', 'Progress'];
-      return table(keys.filter((k) => k in cur).map((k) => [k, typeof cur[k] === 'object' ? JSON.stringify(cur[k]) : String(cur[k])]));
-    })(n, o, cmd));
+  admin.command('stats').description('statistics of the current and the last finished cycle, side by side (CollectionGetStatistics2), or of a site with --site (CollectionGetSiteStatistics)').argument('<name>').option('--site <hostport>')
+    .action((n: string, o: { site?: string }, cmd: Command) => run(() => (o.site !== undefined ? ['CollectionGetSiteStatistics', [n, o.site]] : ['CollectionGetStatistics2', [n]]), (v) => (o.site !== undefined ? JSON.stringify(v, null, 2) : statsTable(v)))(n, o, cmd));
   admin.command('global-stats').description('global statistics (GetGlobalStatistics)').action(run(() => ['GetGlobalStatistics', []], (v) => JSON.stringify(v, null, 2)));
   admin.command('suspend').description('suspend crawling (CollectionSuspend)').argument('<name>').action(run((n) => ['CollectionSuspend', [n!]]));
   admin.command('resume').description('resume crawling (CollectionResume)').argument('<name>').action(run((n) => ['CollectionResume', [n!]]));

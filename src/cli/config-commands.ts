@@ -3,17 +3,19 @@
  */
 
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { effectiveTree, resolveSettings } from '../config/effective.ts';
+import { clientCertDiagnostics } from '../config/client-cert.ts';
 import { configWarnings } from '../config/honoured.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { encryptSecret, generateKeyBytes, keyFilePath, loadKeyFile, redactCollection } from '../config/secrets.ts';
 import { writeConfigXml, type WriteMode } from '../config/writer.ts';
 import type { Io } from './io.ts';
+import { addUrlOptions, checkedUrls, collectionForUrls, SETTINGS_RULE_HELP, urlCrawlOptions, type UrlOptionValues } from './url-collection.ts';
 
 const CONFIG_EXIT = 65;
 
@@ -56,8 +58,13 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
       const all: Record<string, unknown>[] = [];
       for (const file of files) {
         const read = readConfigFile(file);
-        // A file that reads without errors is also checked for what this version ignores.
-        const r = hasErrors(read.diagnostics) ? read : { ...read, diagnostics: [...read.diagnostics, ...read.document.collections.flatMap(configWarnings)] };
+        // A file that reads without errors is also checked for what this version ignores,
+        // and for the files it names that must be read before a crawl (the client certificate).
+        const baseDir = dirname(resolvePath(file));
+        const r = hasErrors(read.diagnostics) ? read : {
+          ...read,
+          diagnostics: [...read.diagnostics, ...read.document.collections.flatMap((c) => [...clientCertDiagnostics(c, baseDir), ...configWarnings(c)])],
+        };
         const bad = hasErrors(r.diagnostics) || (opts.strict === true && r.diagnostics.length > 0);
         failed ||= bad;
         if (opts.json) {
@@ -77,19 +84,24 @@ export function registerConfigCommands(program: Command, io: Io, setExit: (code:
       setExit(failed ? CONFIG_EXIT : 0);
     });
 
-  config
+  const show = config
     .command('show')
-    .description('print the effective configuration of a collection, with defaults applied and secrets redacted')
-    .argument('<file>', 'configuration file')
+    .description('print the effective configuration of a collection, with defaults applied and secrets redacted; --url: of the collection `trawl crawl URL` builds')
+    .argument('[file]', 'configuration file (or give --url instead)')
+    .option('--url <url>', 'instead of a file: the collection `trawl crawl URL` crawls (repeat for several URLs), with its one-shot defaults', (v: string, prev: string[] = []) => [...prev, v])
     .option('--collection <name>', 'the collection (needed when the file has several)')
     .option('--node <name>', 'apply the <Node> override of this node scheduler')
     .option('--subcollection <name>', 'with --format json: the settings of this sub-collection')
     .option('--format <format>', 'xml or json', 'xml')
-    .option('--mode <mode>', 'xml only: complete (defaults included), explicit (as written) or changed (non-default values)', 'complete')
-    .action((file: string, opts: { collection?: string; node?: string; subcollection?: string; format: string; mode: string }) => {
+    .option('--mode <mode>', 'xml only: complete (defaults included), explicit (as written) or changed (non-default values)', 'complete');
+  addUrlOptions(show, 'with --url')
+    .addHelpText('after', SETTINGS_RULE_HELP)
+    .action((file: string | undefined, opts: { url?: string[]; collection?: string; node?: string; subcollection?: string; format: string; mode: string } & UrlOptionValues) => {
       if (!['xml', 'json'].includes(opts.format)) throw new TrawlError('TRAWL_ERR_USAGE', `--format must be xml or json, not ${JSON.stringify(opts.format)}`);
       if (!['complete', 'explicit', 'changed'].includes(opts.mode)) throw new TrawlError('TRAWL_ERR_USAGE', `--mode must be complete, explicit or changed, not ${JSON.stringify(opts.mode)}`);
-      const picked = pickCollection(loadOrFail(io, file), opts.collection, file);
+      if ((file === undefined) === (opts.url === undefined)) throw trawlError('SHOW_FILE_OR_URL', {});
+      const oneShot = urlCrawlOptions(opts, opts.url !== undefined, '--url');
+      const picked = opts.url !== undefined ? collectionForUrls(checkedUrls(opts.url), oneShot) : pickCollection(loadOrFail(io, file!), opts.collection, file!);
       if (opts.node !== undefined && !picked.nodes.has(opts.node)) {
         io.err(`trawl: note: collection ${JSON.stringify(picked.name)} has no <Node name="${opts.node}">; the collection's own values apply`);
       }

@@ -1,6 +1,8 @@
 /**
  * `trawl crawl`: one refresh cycle of every given collection, to
- * completion, on the embedded store in a data directory. Running the same
+ * completion, on the embedded store in a data directory. A file's
+ * collections mean what MS-FSCCFG says; URLs make one collection with the
+ * one-shot defaults (url-collection.ts). Running the same
  * command again after a crash or Ctrl-C resumes where it stopped.
  */
 
@@ -12,12 +14,11 @@ import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
 import { TrawlError, trawlError } from '../core/errors.ts';
 import { describeSkipCode } from '../core/skip-codes.ts';
 import { parseUrl } from '../core/url.ts';
-import { formatDiagnostic, hasErrors, type Diagnostic } from '../config/diagnostics.ts';
+import { formatDiagnostic, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
 import { readConfigFile } from '../config/load.ts';
-import { mergeSections } from '../config/merge.ts';
-import { emptyCollection, emptySection, type CollectionConfig, type SectionNode } from '../config/model.ts';
-import { checkRules } from '../config/rules.ts';
+import type { CollectionConfig } from '../config/model.ts';
+import { COLLECTION, findAttrib } from '../config/registry.ts';
 import { honouredWarnings } from '../config/honoured.ts';
 import { maskText } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
@@ -29,59 +30,9 @@ import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
+import { addUrlOptions, checkedUrls, collectionForUrls, isUrlInput, SETTINGS_RULE_HELP, urlCrawlOptions } from './url-collection.ts';
 
-/**
- * MS-FSCCFG's defaults suit long-running collections (a 60 s delay, a
- * 300 s timeout). For parameters a configuration does not set, a one-shot
- * `trawl crawl` uses these instead (documented in docs/crawling.md).
- */
-export const ONE_SHOT_DEFAULTS: ReadonlyArray<readonly [string, boolean | number | readonly string[]]> = [
-  ['delay', 1.0],
-  ['fetch_timeout', 30],
-  ['robots_timeout', 30],
-  ['allowed_schemes', ['http', 'https']],
-];
-
-function oneShotTree(): SectionNode {
-  const t = emptySection();
-  for (const [k, v] of ONE_SHOT_DEFAULTS) t.attribs.set(k, v);
-  return t;
-}
-
-/** The one-shot options of `trawl crawl URL…`, set in the collection built from the URLs. */
-export interface UrlCrawlOptions {
-  /** `delay`, seconds. */
-  readonly delayS?: number;
-  /** `crawlmode` `mode` DEPTH:n: page hops from a start URI. */
-  readonly depth?: number;
-  /** The User-Agent header line (`headers`). */
-  readonly userAgent?: string;
-  /** `use_sitemaps`. */
-  readonly sitemaps?: boolean;
-}
-
-/** An input of `trawl crawl` that is a URL rather than a file. */
-const URL_INPUT = /^(?:https?|ftp):\/\//i;
-
-/** A collection that crawls the given URLs, scoped to their own sites (hosts and ports); ftp is allowed when one of them is ftp://. */
-export function collectionForUrls(urls: readonly string[], o: UrlCrawlOptions = {}): CollectionConfig {
-  const c = emptyCollection(`crawl-${new URL(urls[0]!).hostname.replace(/[^A-Za-z0-9.-]/g, '_')}`);
-  c.root.attribs.set('start_uris', [...urls]);
-  if (urls.some((u) => /^ftp:/i.test(u))) c.root.attribs.set('allowed_schemes', ['http', 'https', 'ftp']);
-  if (o.delayS !== undefined) c.root.attribs.set('delay', o.delayS);
-  if (o.userAgent !== undefined) c.root.attribs.set('headers', [`User-Agent: ${o.userAgent}`]);
-  if (o.sitemaps !== undefined) c.root.attribs.set('use_sitemaps', o.sitemaps);
-  if (o.depth !== undefined) {
-    const mode = emptySection();
-    mode.attribs.set('mode', `DEPTH:${o.depth}`);
-    c.root.sections.set('crawlmode', mode);
-  }
-  const hosts = [...new Set(urls.map((u) => new URL(u).hostname.toLowerCase()))];
-  const include = emptySection();
-  include.attribs.set('exact', hosts);
-  c.root.sections.set('include_domains', include);
-  return c;
-}
+export { collectionForUrls, ONE_SHOT_DEFAULTS, type UrlCrawlOptions } from './url-collection.ts';
 
 function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
@@ -99,6 +50,9 @@ export function feedingStatus(feeder: Feeder | undefined, nowMs = Date.now()): s
   const inS = Math.max(0, Math.ceil((feeder.retryAtMs - nowMs) / 1000));
   return `; feeding failed ${feeder.failures}× (${maskText(feeder.lastError ?? 'a sink failed')}), next try in ${inS} s`;
 }
+
+/** MS-FSCCFG's default `delay`: `trawl crawl FILE` says so when a file's collection crawls with it. */
+const MS_FSCCFG_DELAY_S = findAttrib(COLLECTION, 'delay')!.default as number;
 
 /** How long the end of a one-shot crawl waits for its sinks to take what the cycle fed, by default (`--feed-timeout`). */
 const FEED_TIMEOUT_S = 60;
@@ -178,29 +132,6 @@ function feedTimeoutS(text: string): number {
   return n;
 }
 
-/**
- * `--delay`, `--depth`, `--user-agent`, `--sitemaps`: only for URLs given on
- * the command line (a configuration file says these itself).
- */
-function urlCrawlOptions(opts: { delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }, hasUrls: boolean): UrlCrawlOptions {
-  const given = (['delay', 'depth', 'userAgent', 'sitemaps'] as const).filter((k) => opts[k] !== undefined);
-  if (given.length && !hasUrls) {
-    throw new TrawlError('TRAWL_ERR_USAGE', `${given.map((k) => `--${k === 'userAgent' ? 'user-agent' : k}`).join(', ')} apply to the URLs given on the command line; set them in the configuration file instead`);
-  }
-  let delayS: number | undefined;
-  if (opts.delay !== undefined) {
-    delayS = Number(opts.delay);
-    if (opts.delay.trim() === '' || !Number.isFinite(delayS) || delayS < 0) throw new TrawlError('TRAWL_ERR_USAGE', `--delay must be a number of seconds of at least 0, not ${JSON.stringify(opts.delay)}`);
-  }
-  if (opts.userAgent !== undefined && (opts.userAgent.trim() === '' || /[\r\n]/.test(opts.userAgent))) throw new TrawlError('TRAWL_ERR_USAGE', '--user-agent must be one non-empty line');
-  return {
-    ...(delayS !== undefined ? { delayS } : {}),
-    ...(opts.depth !== undefined ? { depth: wholeNumberOption('--depth', opts.depth, 0) } : {}),
-    ...(opts.userAgent !== undefined ? { userAgent: opts.userAgent.trim() } : {}),
-    ...(opts.sitemaps !== undefined ? { sitemaps: opts.sitemaps } : {}),
-  };
-}
-
 /** Whether a collection has a console sink: then standard output carries its documents and nothing else. */
 function hasConsoleSink(sinks: Readonly<Record<string, { readonly type?: string | undefined }>>): boolean {
   return Object.values(sinks).some((k) => k.type === 'console');
@@ -261,7 +192,7 @@ function summaryText(s: CycleSummary & { feeding?: FeedingSummary; paths?: Outpu
 }
 
 export function registerCrawlCommand(program: Command, io: Io, setExit: (code: number) => void): void {
-  program
+  const cmd = program
     .command('crawl')
     .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
     .argument('<inputs...>', 'configuration files, or http(s) or ftp URLs to crawl within their own sites')
@@ -269,34 +200,32 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
     .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')
     .option('--max-pages <n>', 'stop after this many fetches (the cycle stays open; run again to go on)')
+    .option('--cycles <n>', 'refresh cycles to run, one after the other, per collection (each bounded by refresh and trawl_limits; refresh_mode says what the next does)', '1')
     .option('--max-concurrency <n>', 'requests in flight at once over all sites', '64')
     .option('--node <name>', 'apply the <Node> overrides of this node scheduler')
     .option('--json', 'print the summary as JSON')
-    .option('--feed-timeout <s>', 'seconds the end of the crawl waits for failing sinks; then it exits with status 3 and the documents wait for the next run', String(FEED_TIMEOUT_S))
-    .option('--delay <s>', 'URLs only: seconds between two requests to one site (default 1)')
-    .option('--depth <n>', 'URLs only: follow links at most this many page hops from the URLs (crawlmode DEPTH:n)')
-    .option('--user-agent <s>', 'URLs only: the User-Agent header sent (robots.txt groups follow its product token)')
-    .option('--sitemaps', 'URLs only: find and read the sites\' sitemaps (use_sitemaps)')
-    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
+    .option('--feed-timeout <s>', 'seconds the end of the crawl waits for failing sinks; then it exits with status 3 and the documents wait for the next run', String(FEED_TIMEOUT_S));
+  addUrlOptions(cmd, 'URLs only')
+    .addHelpText('after', SETTINGS_RULE_HELP)
+    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; cycles: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
       const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
       const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
+      const cycles = wholeNumberOption('--cycles', opts.cycles, 1);
       const feedTimeout = feedTimeoutS(opts.feedTimeout);
 
       // Inputs: URLs make one collection; files may hold several.
-      const urls = inputs.filter((i) => URL_INPUT.test(i));
-      const bad = urls.filter((u) => !parseUrl(u));
-      if (bad.length) throw trawlError('CRAWL_BAD_URL', { urls: bad.join(', ') });
+      const urls = checkedUrls(inputs.filter(isUrlInput));
       const oneShot = urlCrawlOptions(opts, urls.length > 0);
-      const collections: Array<{ config: CollectionConfig; baseDir: string }> = [];
+      const collections: Array<{ config: CollectionConfig; baseDir: string; file?: string }> = [];
       let firstError: Diagnostic | undefined;
-      for (const file of inputs.filter((i) => !URL_INPUT.test(i))) {
+      for (const file of inputs.filter((i) => !isUrlInput(i))) {
         const r = readConfigFile(file);
         for (const d of r.diagnostics) io.err(formatDiagnostic(d));
         firstError ??= r.diagnostics.find((d) => d.severity === 'error');
-        for (const c of r.document.collections) collections.push({ config: c, baseDir: dirname(resolvePath(file)) });
+        for (const c of r.document.collections) collections.push({ config: c, baseDir: dirname(resolvePath(file)), file });
       }
       if (firstError) throw new TrawlError(firstError.code, 'the configuration has errors (listed above); nothing was crawled');
-      if (urls.length) collections.push({ config: collectionForUrls(urls.map((u) => new URL(u).href), oneShot), baseDir: process.cwd() });
+      if (urls.length) collections.push({ config: collectionForUrls(urls, oneShot), baseDir: process.cwd() });
       if (collections.length === 0) throw trawlError('CRAWL_NOTHING', {});
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
@@ -328,18 +257,13 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        for (const { config: raw, baseDir } of collections) {
+        for (const { config, baseDir, file } of collections) {
           if (interrupts > 0) break;
-          const config: CollectionConfig = { name: raw.name, root: mergeSections(oneShotTree(), raw.root), nodes: raw.nodes };
-          const problems: Parameters<typeof checkRules>[1] = [];
-          checkRules(config, problems);
-          if (hasErrors(problems)) {
-            for (const d of problems) io.err(formatDiagnostic(d));
-            throw trawlError('CRAWL_ONE_SHOT_CONFLICT', { name: raw.name });
-          }
           // What the configuration asks for that this version ignores (issue 29), as written by the user.
-          for (const d of honouredWarnings(raw, opts.node ?? null)) io.err(formatDiagnostic(d));
+          for (const d of honouredWarnings(config, opts.node ?? null)) io.err(formatDiagnostic(d));
           const s = resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {});
+          // A file means what MS-FSCCFG says: a crawl that waits a minute between two pages of a site should not surprise.
+          if (file !== undefined && s.delayS === MS_FSCCFG_DELAY_S) io.err(`trawl: note: collection ${config.name} (${file}): delay is ${MS_FSCCFG_DELAY_S} s, MS-FSCCFG's default: each site gets one request a minute; set <attrib name="delay" type="real"> in the file for a faster crawl`);
           consoleSink ||= hasConsoleSink(s.sinks);
           const watch = new StartUriWatch(s.startUris ?? []);
           const runtime = openCollectionRuntime({
@@ -350,38 +274,49 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           const { feeder } = runtime;
           // The collection's name is serialised once, into the child's bindings, instead of with every line.
           const events = log.child({ collection: config.name });
-          const crawl = runtime.newCrawl({
-            baseDir, dataDir: resolvePath(opts.data),
-            ...(maxPages !== undefined ? { maxPages } : {}),
-            onEvent: (e) => {
-              // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
-              if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
-              watch.note(e);
-              events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
-            },
-          });
-          current = crawl;
-          const tty = process.stderr.isTTY === true && !opts.json;
-          const timer = setInterval(() => {
-            const line = progressLine(config.name, crawl.progress(), feeder);
-            if (tty) process.stderr.write(`\r\x1b[K${line}`);
-            else io.err(line);
-          }, tty ? 500 : 10_000);
-          timer.unref();
-          try {
-            const summary = await crawl.runCycle();
-            let feeding: FeedingSummary | undefined;
-            if (feeder) {
-              // What the cycle queued for the sinks is sent before the command ends; what a failing sink kept is sent next run.
-              const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(feedTimeout * 1000);
-              feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
+          const runOneCycle = async (): Promise<CycleSummary> => {
+            const crawl = runtime.newCrawl({
+              baseDir, dataDir: resolvePath(opts.data),
+              ...(maxPages !== undefined ? { maxPages } : {}),
+              onEvent: (e) => {
+                // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
+                if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
+                watch.note(e);
+                events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+              },
+            });
+            current = crawl;
+            const tty = process.stderr.isTTY === true && !opts.json;
+            const timer = setInterval(() => {
+              const line = progressLine(config.name, crawl.progress(), feeder);
+              if (tty) process.stderr.write(`\r\x1b[K${line}`);
+              else io.err(line);
+            }, tty ? 500 : 10_000);
+            timer.unref();
+            try {
+              const summary = await crawl.runCycle();
+              let feeding: FeedingSummary | undefined;
+              if (feeder) {
+                // What the cycle queued for the sinks is sent before the command ends; what a failing sink kept is sent next run.
+                const waiting = interrupts > 0 ? Object.values(await store.feedBacklog(config.name)).reduce((a, b) => a + b, 0) : await feeder.drain(feedTimeout * 1000);
+                feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
+              }
+              const done = { ...summary, ...(feeding ? { feeding } : {}) };
+              summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
+              runs.push({ summary: done, watch });
+              return summary;
+            } finally {
+              clearInterval(timer);
+              if (tty) process.stderr.write('\r\x1b[K');
             }
-            const done = { ...summary, ...(feeding ? { feeding } : {}) };
-            summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
-            runs.push({ summary: done, watch });
+          };
+          try {
+            // --cycles: each cycle starts once the one before ended complete; a stop or --max-pages ends the run.
+            for (let cycle = 1; cycle <= cycles && interrupts === 0; cycle++) {
+              const summary = await runOneCycle();
+              if (!summary.complete) break;
+            }
           } finally {
-            clearInterval(timer);
-            if (tty) process.stderr.write('\r\x1b[K');
             await runtime.close();
           }
         }

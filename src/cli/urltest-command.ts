@@ -1,5 +1,6 @@
 /**
- * `trawl urltest CONFIG URL…`: would this collection crawl these URLs, and
+ * `trawl urltest CONFIG URL…` (or `--crawl-url URL URL…`, the collection
+ * `trawl crawl URL` builds): would this collection crawl these URLs, and
  * why (or why not)? The same scope pipeline the crawler runs, plus
  * robots.txt, with every rule consulted shown by --explain.
  */
@@ -7,14 +8,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
-import { TrawlError } from '../core/errors.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
 import { DOC_SKIP_CODES } from '../core/skip-codes.ts';
 import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
+import { httpAuthFor } from '../engine/cycle-setup.ts';
+import { keyFilePath, loadKeyFile, type SecretKey } from '../config/secrets.ts';
+import { proxyRoutes, requestPlan, usesProxies, type RequestPlan } from '../engine/request-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
 import { ftpUserFor } from '../engine/cycle-setup.ts';
+import { MemoryCookieJar } from '../fetch/cookies.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
 import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
@@ -23,6 +28,7 @@ import type { TraceStep } from '../scope/scope.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 import type { Io } from './io.ts';
+import { addUrlOptions, checkedUrls, collectionForUrls, SETTINGS_RULE_HELP, urlCrawlOptions, type UrlOptionValues } from './url-collection.ts';
 
 export interface UrlTestResult {
   /** The URL as judged: normalised as the crawl does (WHATWG, fragment dropped, rewrite_rules, canonicalization, sort_query_params). */
@@ -36,6 +42,22 @@ export interface UrlTestResult {
   readonly trace: TraceStep[];
   /** With --data: what the crawl store holds for the URL (absent: no record). */
   readonly record?: { readonly status: string; readonly skipCode: string | null; readonly skipReason: string | null; readonly httpStatus: number | null; readonly lastCrawled: string };
+  /** The passwd entries that would answer a challenge for the URL: names, users, schemes and realms (never a password). */
+  readonly credentials?: string;
+  /** With --data and use_cookies: the names, domains and paths of the cookies the saved jar would send (never a value). */
+  readonly cookies?: string[];
+  /** For an allowed URL: how it would be requested (sub-collection, proxies, method, client certificate); names only. */
+  readonly request?: RequestPlan;
+}
+
+/** The request line of --explain: method, proxies, sub-collection, client certificate, Referer. */
+function describePlan(p: RequestPlan): string {
+  const via = p.proxies.length === 0 ? 'straight to the site' : `through proxy ${p.proxies.join(' or ')}`;
+  const parts = [`${p.method}${p.method === 'POST' ? ' (post_payload)' : ''} ${via}`];
+  if (p.subcollection !== undefined) parts.push(`settings of sub-collection ${p.subcollection}`);
+  if (p.clientCert) parts.push(`client certificate ${p.clientCert.certFile}`);
+  parts.push(p.referer ? 'Referer: the page it was found on' : 'no Referer');
+  return parts.join('; ');
 }
 
 /** A robots cache that keeps nothing: urltest must not write anywhere. */
@@ -48,11 +70,13 @@ function memoryRobotsStore(): CrawlStore {
 }
 
 export function registerUrltestCommand(program: Command, io: Io, setExit: (code: number) => void): void {
-  program
+  const cmd = program
     .command('urltest')
     .description('tell whether a collection would crawl each URL, with the skip code; --explain shows every rule consulted')
-    .argument('<config>', 'configuration file (MS-FSCCFG XML or Elastic YAML)')
-    .argument('<urls...>', 'URLs to test')
+    .usage('[options] <config> <urls...>  |  --crawl-url <url> [options] <urls...>')
+    .argument('[config]', 'configuration file (MS-FSCCFG XML or Elastic YAML); with --crawl-url, the first URL to test')
+    .argument('[urls...]', 'URLs to test')
+    .option('--crawl-url <url>', 'instead of a file: the collection `trawl crawl URL` crawls (repeat for several URLs), with its one-shot defaults', (v: string, prev: string[] = []) => [...prev, v])
     .option('--collection <name>', 'the collection (needed when the file has several)')
     .option('--explain', 'print every rule consulted, in order, and the one that decided')
     .option('--json', 'print one JSON object per URL: {url, allowed, code, decidedBy, trace}')
@@ -60,21 +84,39 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
     .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
     .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
     .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
-    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code)')
-    .action(async (file: string, urls: string[], opts: { collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string }) => {
-      const r = readConfigFile(file);
-      if (hasErrors(r.diagnostics)) {
-        for (const d of r.diagnostics) io.err(formatDiagnostic(d));
-        throw new TrawlError(r.diagnostics.find((d) => d.severity === 'error')!.code, `${file} is not a valid configuration`);
-      }
-      const cs = r.document.collections;
+    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code); its key file decrypts !ENC! proxy passwords');
+  addUrlOptions(cmd, 'with --crawl-url')
+    .addHelpText('after', SETTINGS_RULE_HELP)
+    .action(async (first: string | undefined, rest: string[], opts: { crawlUrl?: string[]; collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string } & UrlOptionValues) => {
+      const oneShot = urlCrawlOptions(opts, opts.crawlUrl !== undefined, '--crawl-url');
       let c: CollectionConfig | undefined;
-      if (opts.collection !== undefined) c = cs.find((x) => x.name === opts.collection);
-      else if (cs.length === 1) c = cs[0];
-      if (!c) {
-        throw new TrawlError(opts.collection !== undefined ? 'TRAWL_ERR_CONFIG_NOT_FOUND' : 'TRAWL_ERR_USAGE', opts.collection !== undefined ? `${file} has no collection ${JSON.stringify(opts.collection)}` : `${file} defines ${cs.length} collections; choose one with --collection`);
+      let urls: string[];
+      let baseDir: string;
+      if (opts.crawlUrl !== undefined) {
+        // The collection `trawl crawl URL…` builds: every positional argument is a URL to test.
+        if (opts.collection !== undefined) throw trawlError('URLTEST_COLLECTION_WITH_URL', {});
+        c = collectionForUrls(checkedUrls(opts.crawlUrl), oneShot);
+        urls = first === undefined ? [] : [first, ...rest];
+        baseDir = process.cwd();
+      } else {
+        if (first === undefined) throw trawlError('URLTEST_NO_CONFIG', {});
+        const file = first;
+        urls = rest;
+        baseDir = dirname(resolvePath(file));
+        const r = readConfigFile(file);
+        if (hasErrors(r.diagnostics)) {
+          for (const d of r.diagnostics) io.err(formatDiagnostic(d));
+          throw new TrawlError(r.diagnostics.find((d) => d.severity === 'error')!.code, `${file} is not a valid configuration`);
+        }
+        const cs = r.document.collections;
+        if (opts.collection !== undefined) c = cs.find((x) => x.name === opts.collection);
+        else if (cs.length === 1) c = cs[0];
+        if (!c) {
+          throw new TrawlError(opts.collection !== undefined ? 'TRAWL_ERR_CONFIG_NOT_FOUND' : 'TRAWL_ERR_USAGE', opts.collection !== undefined ? `${file} has no collection ${JSON.stringify(opts.collection)}` : `${file} defines ${cs.length} collections; choose one with --collection`);
+        }
       }
-      const rt = buildRuntime(c, { baseDir: dirname(resolvePath(file)) });
+      if (urls.length === 0) throw trawlError('URLTEST_NO_URL', {});
+      const rt = buildRuntime(c, { baseDir });
       const s = rt.settings;
       let fileRules: AgentRules | undefined;
       if (opts.robots !== undefined) {
@@ -87,12 +129,18 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         fileRules = parseRobots(body).forAgent(rt.productToken);
       }
       const resolver = new SiteResolver(new EgressChecker({ ...s.egress, ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) }), s.egress.dnsTtlS * 1000);
-      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+      const proxied = usesProxies(rt);
+      const fetcher = new HttpFetcher(resolver, { connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, ...(proxied ? { proxyMaxPending: s.proxyMaxPending } : {}) });
+      // robots.txt goes through the collection's proxies, as in the crawl; an !ENC! password is read with the key file of --data.
+      let key: SecretKey | undefined;
+      const proxyFor = proxied ? proxyRoutes(rt, fetcher, () => (key ??= loadKeyFile(keyFilePath(opts.data ?? './trawl-data', s.secrets.keyFile)))) : undefined;
       const robots = new RobotsManager(memoryRobotsStore(), c.name, fetcher, {
         obey: s.robots, ttlS: s.robotsTtlS, timeoutS: Math.min(s.robotsTimeoutS, 15), authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
         productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+        ...(proxyFor ? { proxyFor: (u: URL) => proxyFor(rt.subOf(u)) } : {}),
       });
       const results: UrlTestResult[] = [];
+      const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.data);
       try {
         for (const raw of urls) {
           // The crawl's own normalisation (Crawler.normalize): WHATWG parse without the
@@ -108,7 +156,8 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           const input = canonical !== raw ? { input: raw } : {};
           const d = rt.scope.decide({ url, parent: undefined, hops: 0, viaRedirect: false, seed: false }, true);
           const trace = [...d.trace];
-          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace };
+          const credentials = auth?.describe(url);
+          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace, ...(credentials !== undefined ? { credentials } : {}) };
           if (d.allowed && url.protocol === 'ftp:') {
             // Which account an FTP fetch would log in with (its name only), and no robots.txt: it is an HTTP convention.
             const who = ftpUserFor(s, url.hostname);
@@ -136,12 +185,12 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
               if (!ok) result = { ...result, allowed: false, code: 'ro', decidedBy: 'robots.txt', reason: why, trace };
             }
           }
-          results.push(result);
+          results.push(result.allowed ? { ...result, request: requestPlan(rt, url) } : result);
         }
       } finally {
         await fetcher.close();
       }
-      if (opts.data !== undefined) await addRecords(results, opts.data, c.name);
+      if (opts.data !== undefined) await addRecords(results, opts.data, c.name, s.useCookies ? s.cookieTimeoutS * 1000 : undefined);
       for (const res of results) {
         if (opts.json) {
           io.out(JSON.stringify(res));
@@ -154,8 +203,11 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           io.out(rec ? `  stored: ${rec.status}${rec.skipCode ? ` (${rec.skipCode}: ${rec.skipReason})` : ''}${rec.httpStatus !== null ? `, HTTP ${rec.httpStatus}` : ''}, last crawled ${rec.lastCrawled}` : '  stored: no record');
         }
         if (opts.explain) {
+          if (res.credentials !== undefined) io.out(`  credentials: ${res.credentials}`);
+          if (res.cookies !== undefined) io.out(`  cookies: ${res.cookies.length > 0 ? res.cookies.join(', ') : 'none'}`);
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
           io.out(`  decided by: ${res.decidedBy}`);
+          if (res.request) io.out(`  request: ${describePlan(res.request)}`);
         }
       }
       setExit(0);
@@ -167,11 +219,16 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
  * by one process at a time: while a crawler runs on it, this fails with the
  * store's own error, which says so.
  */
-async function addRecords(results: UrlTestResult[], data: string, collection: string): Promise<void> {
+async function addRecords(results: UrlTestResult[], data: string, collection: string, cookieTtlMs: number | undefined): Promise<void> {
   const path = join(data, 'trawl.db');
   if (!existsSync(path)) throw new TrawlError('TRAWL_ERR_IO', `--data ${data}: there is no crawl store (${path})`);
   const store = new SqliteCrawlStore(path, { busyTimeoutMs: 1000 });
   try {
+    if (cookieTtlMs !== undefined) {
+      const text = await store.getCookieJar(collection);
+      const jar = MemoryCookieJar.deserialize(text ?? '{}', { sessionTtlMs: cookieTtlMs });
+      for (let i = 0; i < results.length; i++) results[i] = { ...results[i]!, cookies: jar.describe(results[i]!.url) };
+    }
     for (let i = 0; i < results.length; i++) {
       const r = await store.getRecord(collection, results[i]!.url);
       if (!r) continue;

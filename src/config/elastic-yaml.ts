@@ -41,6 +41,7 @@
  *   max_duration                  trawl_limits.max_crawl_duration
  *   max_response_size             cut_off, and truncate no (Elastic drops an
  *                                 oversize response; it does not truncate it)
+ *   (no key)                      delay 1 s (the Elastic crawlers have none; see readInner)
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
@@ -1065,6 +1066,9 @@ export function readElasticYaml(input: string, file?: string): ReadResult {
   }
 }
 
+/** The delay (seconds) a converted Elastic configuration gets: see readInner. */
+export const ELASTIC_DELAY_S = 1;
+
 function readInner(input: string, file: string | undefined, r: Reporter): ReadResult {
   const none: ReadResult = { document: { collections: [] }, diagnostics: r.diagnostics };
   const lc = new LineCounter();
@@ -1124,6 +1128,13 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   if ((Array.isArray(sitemapUrls) && sitemapUrls.length > 0) || discovery === true) {
     b.set(['use_sitemaps'], true, b.origins.get('trawl_sitemaps.urls') ?? b.origins.get('trawl_sitemaps.robots_discovery')!);
   }
+
+  // The Elastic crawlers have no per-site delay (they bound threads, not a
+  // site's request rate); MS-FSCCFG's default is a minute. The converted
+  // collection says 1 s, trawl's one-shot politeness, so that the YAML means
+  // the same in every command (crawl, serve, config show, urltest) and
+  // crawls at a pace its users expect.
+  b.set(['delay'], ELASTIC_DELAY_S, top);
 
   const c: CollectionConfig = { name, root: b.root, nodes: new Map() };
   const locations = new Map<string, SourceLocation>([['', r.loc(root.pos)]]);

@@ -33,6 +33,8 @@ function attribIgnored(def: AttribDef, value: ParamValue, defaultValue: ParamVal
   if (defaultValue !== undefined && sameValue(value, defaultValue)) return false;
   if (h === 'not' || h.values === undefined) return true;
   const members = Array.isArray(value) ? value : [String(value)];
+  // A credentials value (user:password:realm:scheme) is ignored for its scheme.
+  if (def.secret === 'credentials') return members.some((m) => h.values!.includes(m.split(':')[3]?.trim().toLowerCase() ?? ''));
   return members.some((m) => h.values!.includes(m));
 }
 

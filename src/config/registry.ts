@@ -335,9 +335,12 @@ const FOCUSED = section({
 
 // ------------------------------------------------------------------ 2.2.4.20–22
 
+/** passwd: Basic, Digest and NTLMv2 are spoken, NTLMv1 is not (a page that would need it is skipped, ot, saying so). */
+const NTLM_NOT_SPOKEN = { partly: 'the ntlmv1 scheme is not spoken, use ntlmv2 (such a page is skipped, ot, with the reason)', values: ['ntlmv1'] } as const;
+
 const PASSWD = section({
-  name: 'passwd', key: 'passwd', honoured: 'not', meaning: 'Credentials for HTTP authentication, by URI prefix or realm.', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', honoured: 'not', type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
+  name: 'passwd', key: 'passwd', honoured: NTLM_NOT_SPOKEN, meaning: 'Credentials for HTTP authentication (Basic, Digest, NTLMv2), by URI prefix (its own origin only) or realm (on the start URIs\' origins).', spec: 'MS-FSCCFG 2.2.4.20', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<uri-or-realm>', key: 'credentials', honoured: NTLM_NOT_SPOKEN, type: 'string', secret: 'credentials', check: checkCredentials, meaning: 'user:password or user:password:realm:scheme; the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.20' }),
 });
 
 const FTP_ACCT = section({
@@ -545,6 +548,13 @@ const URLS = section({
   ],
 });
 
+const TRAWL_HTTP = section({
+  name: 'trawl_http', key: 'http', honoured: 'full', meaning: 'What requests carry besides headers.', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'send_referer', key: 'sendReferer', honoured: 'full', type: 'boolean', default: true, meaning: 'Send the page a URI was found on as Referer (not from an https page to an http URI; without user name, password and fragment).', spec: X }),
+  ],
+});
+
 const ENCRYPTION = section({
   name: 'trawl_secrets', key: 'secrets', honoured: 'full', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
@@ -593,7 +603,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'use_meta_csum', key: 'useMetaCsum', honoured: 'not', type: 'boolean', default: false, meaning: 'Include META tags in the duplicate checksum.', spec: S }),
   attrib({ name: 'csum_cut_off', key: 'csumCutOffBytes', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 'bytes', meaning: 'Bytes of a document the checksum covers (0 = all).', spec: S }),
   attrib({ name: 'if_modified_since', key: 'ifModifiedSince', honoured: 'full', type: 'boolean', default: true, meaning: 'Send If-Modified-Since (and If-None-Match) on refetch.', spec: S }),
-  attrib({ name: 'use_cookies', key: 'useCookies', honoured: 'not', type: 'boolean', default: false, meaning: 'Store and send cookies.', spec: S }),
+  attrib({ name: 'use_cookies', key: 'useCookies', honoured: 'full', type: 'boolean', default: false, meaning: 'Store and send cookies (RFC 6265): one jar per collection, kept in the crawl store.', spec: S }),
   // Spec decision: the 2.2.3 table lists "text/vnd.wap.xml", a MIME type that
   // does not exist; the 3.2 example and WML use "text/vnd.wap.wml".
   attrib({ name: 'uri_search_mime', key: 'uriSearchMime', honoured: 'full', type: 'list-string', default: ['text/html', 'text/vnd.wap.wml', 'text/wml', 'text/x-wap.wml', 'x-application/wml', 'text/x-hdml'], check: checkMimePattern, meaning: 'MIME types links are extracted from. * matches a whole field.', spec: S }),
@@ -606,16 +616,16 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'start_uri_files', key: 'startUriFiles', honoured: 'full', type: 'list-string', sub: true, meaning: 'Files with one start URI per line.', spec: S }),
   attrib({ name: 'max_sites', key: 'maxSites', honoured: 'full', type: 'integer', default: 128, min: 1, meaning: 'Sites crawled at once.', spec: S }),
   attrib({ name: 'mirror_site_files', key: 'mirrorSiteFiles', honoured: 'not', type: 'list-string', meaning: 'Files of space-separated mirror sites, preferred name first.', spec: S }),
-  attrib({ name: 'proxy', key: 'proxy', honoured: 'not', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)"; the password may be !ENC! encrypted.', spec: S }),
-  attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', honoured: 'not', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Connections open per proxy at once.', spec: S }),
+  attrib({ name: 'proxy', key: 'proxy', honoured: 'full', type: 'list-string', check: checkProxy, secret: 'proxy', sub: true, meaning: 'Proxies "(http://)(user:password@)host(:port)" (port 80 when absent): http URLs go to the proxy as plain requests, https ones through a CONNECT tunnel; user:password is sent as Basic Proxy-Authorization, and the password may be !ENC! encrypted. With several, each site goes through one chosen by its host name, and the next ones are tried when it cannot be connected to.', spec: S }),
+  attrib({ name: 'proxy_max_pending', key: 'proxyMaxPending', honoured: 'full', type: 'integer', default: INT32_MAX, defaultDoc: '2147483647 (INT32 maximum)', min: 1, meaning: 'Requests in flight through one proxy at once (each holds one connection to it); more wait for a place.', spec: S }),
   // The spec's default names FAST's crawler; trawl's names trawl and its version.
-  attrib({ name: 'headers', key: 'headers', honoured: 'full', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value".', spec: S }),
+  attrib({ name: 'headers', key: 'headers', honoured: 'full', type: 'list-string', default: [`User-Agent: ${DEFAULT_USER_AGENT}`], defaultDoc: 'User-Agent: trawl/<version>', check: checkHeaderLine, secret: 'headers', sub: true, meaning: 'Extra HTTP request headers, "Name: value"; a sub-collection\'s list replaces the collection\'s for its URIs. A list without User-Agent keeps trawl\'s.', spec: S }),
   attrib({ name: 'cut_off', key: 'cutOffBytes', honoured: 'full', type: 'integer', min: 0, unit: 'bytes', sub: true, meaning: 'Largest document; larger ones are truncated or dropped (see truncate).', spec: S }),
   attrib({ name: 'truncate', key: 'truncate', honoured: 'full', type: 'boolean', default: true, meaning: 'Truncate documents over cut_off instead of dropping them.', spec: S }),
   attrib({ name: 'check_meta_robots', key: 'checkMetaRobots', honoured: 'full', type: 'boolean', default: true, meaning: 'Obey noindex and nofollow in robots META tags.', spec: S }),
   attrib({ name: 'obey_robots_delay', key: 'obeyRobotsDelay', honoured: 'full', type: 'boolean', default: false, meaning: 'Obey Crawl-delay in robots.txt.', spec: S }),
-  attrib({ name: 'key_file', key: 'keyFile', honoured: 'not', type: 'string', meaning: 'SSL client key file for HTTPS.', spec: S }),
-  attrib({ name: 'cert_file', key: 'certFile', honoured: 'not', type: 'string', meaning: 'X.509 client certificate file for HTTPS.', spec: S }),
+  attrib({ name: 'key_file', key: 'keyFile', honoured: 'full', type: 'string', meaning: 'PEM private key (unencrypted) of the TLS client certificate offered to HTTPS sites that ask for one; with cert_file. Relative to the configuration file.', spec: S }),
+  attrib({ name: 'cert_file', key: 'certFile', honoured: 'full', type: 'string', meaning: 'PEM X.509 client certificate offered to HTTPS sites that ask for one; with key_file, checked against it when the configuration is validated.', spec: S }),
   attrib({ name: 'max_doc', key: 'maxDoc', honoured: 'full', type: 'integer', default: 100000, min: 0, sub: true, meaning: 'Documents downloaded from one site at most.', spec: S }),
   attrib({ name: 'enforce_delay_per_ip', key: 'enforceDelayPerIp', honoured: 'full', type: 'boolean', default: true, meaning: 'Sites sharing an IP address share the delay.', spec: S }),
   attrib({ name: 'wqfilter', key: 'wqfilter', honoured: 'not', type: 'boolean', default: true, meaning: 'Keep a URI out of the crawl queues when it is already there.', spec: S }),
@@ -629,7 +639,7 @@ const COLLECTION_ATTRIBS = [
   // reads it as: keep crawling a site whose form login failed.
   attrib({ name: 'login_failed_ignore', key: 'loginFailedIgnore', honoured: 'not', type: 'boolean', default: false, meaning: 'Crawl a site even when its form login failed (from the 3.2 example).', spec: 'MS-FSCCFG 3.2' }),
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
-  attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'not', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie is kept.', spec: S }),
+  attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'full', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie (one without Expires or Max-Age) is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
   attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'adaptive runs as scratch without adaptive scheduling', values: ['adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
 ] as const;
@@ -639,7 +649,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -389,8 +389,19 @@ export function checkMimePattern(text: string): string | undefined {
 }
 
 /** An HTTP header line `Name: value`. */
+/**
+ * Header names a `headers` line may not set: the message framing and the
+ * connection are the HTTP client's (a wrong Content-Length or a
+ * Transfer-Encoding would break every request), and proxy credentials go
+ * in `proxy`, where only the proxy sees them.
+ */
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'proxy-authorization', 'proxy-connection']);
+
 export function checkHeaderLine(text: string): string | undefined {
-  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+:\s*\S/.test(text) ? undefined : 'an HTTP header line "Name: value"';
+  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*\S/.exec(text);
+  if (!m) return 'an HTTP header line "Name: value"';
+  if (RESERVED_HEADERS.has(m[1]!.toLowerCase())) return `an HTTP header line "Name: value" other than ${m[1]} (trawl's HTTP client sets the framing and connection headers itself, and proxy credentials go in proxy)`;
+  return undefined;
 }
 
 export function checkAbsoluteHttpUri(text: string): string | undefined {

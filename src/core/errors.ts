@@ -102,6 +102,10 @@ export const ERROR_CODES = {
 
   TRAWL_ERR_SECRET_KEY: { summary: 'The !ENC! key file is missing or is not a 128-bit key plus a 128-bit IV.', exitCode: 78 },
   TRAWL_ERR_SECRET_DECRYPT: { summary: 'An !ENC! value could not be decrypted with the key file.', exitCode: 78 },
+  TRAWL_ERR_CLIENT_CERT: {
+    summary: 'The TLS client certificate (key_file, cert_file) cannot be used: a file is missing or unreadable, is not PEM, the key is encrypted, only one of the two is set, or the key does not belong to the certificate.',
+    exitCode: 78,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -164,6 +168,12 @@ export interface MessageSpec {
  * those call sites build a `TrawlError` from the diagnostics themselves.
  */
 export const ERROR_MESSAGES = {
+  // The TLS client certificate (key_file, cert_file): each message starts with the parameter it is about.
+  CLIENT_CERT_UNREADABLE: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{param} {path:json} cannot be read: {why}' },
+  CLIENT_CERT_HALF: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{set} is set without {missing}: a client certificate needs both files' },
+  CLIENT_CERT_KEY: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'key_file {path:json} does not hold a usable PEM private key: {why}' },
+  CLIENT_CERT_CERT: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'cert_file {path:json} does not hold a PEM X.509 certificate: {why}' },
+  CLIENT_CERT_MISMATCH: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'key_file {keyPath:json} is not the key of the certificate in cert_file {certPath:json} ({subject})' },
   // The crawler service and its admin operations (MS-FSCADM).
   COLLECTION_NOT_FOUND: { code: 'TRAWL_ERR_CONFIG_NOT_FOUND', template: 'no collection named {name:json}' },
   COLLECTION_DELETING: { code: 'TRAWL_ERR_XMLRPC_PARAMS', template: 'collection {name:json} is being deleted' },
@@ -192,7 +202,11 @@ export const ERROR_MESSAGES = {
   // The command line.
   CRAWL_BAD_URL: { code: 'TRAWL_ERR_USAGE', template: 'not a valid URL: {urls}' },
   CRAWL_NOTHING: { code: 'TRAWL_ERR_USAGE', template: 'nothing to crawl: give a configuration file or a URL' },
-  CRAWL_ONE_SHOT_CONFLICT: { code: 'TRAWL_ERR_CONFIG_RULE', template: 'collection {name}: the one-shot defaults conflict with its configuration' },
+  URL_OPTIONS_WITHOUT_URLS: { code: 'TRAWL_ERR_USAGE', template: '{options} apply to {urlsAre}; set them in the configuration file instead' },
+  SHOW_FILE_OR_URL: { code: 'TRAWL_ERR_USAGE', template: 'give a configuration file or --url URL (the collection `trawl crawl URL` builds), not both' },
+  URLTEST_NO_CONFIG: { code: 'TRAWL_ERR_USAGE', template: 'give a configuration file and URLs to test, or --crawl-url URL and URLs to test' },
+  URLTEST_NO_URL: { code: 'TRAWL_ERR_USAGE', template: 'no URL to test' },
+  URLTEST_COLLECTION_WITH_URL: { code: 'TRAWL_ERR_USAGE', template: '--collection picks a collection of a file; --crawl-url builds one' },
   SERVE_TOKEN_UNREADABLE: { code: 'TRAWL_ERR_IO', template: 'cannot read the token file {file}: {reason}' },
   SERVE_TOKEN_SHORT: { code: 'TRAWL_ERR_USAGE', template: 'the token in {file} is too short: use at least 16 characters' },
   SERVE_URI_FILE_DIR_UNREADABLE: { code: 'TRAWL_ERR_IO', template: '--uri-file-dir {dir}: {reason}' },

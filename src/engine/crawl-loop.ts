@@ -11,6 +11,7 @@
  */
 
 import { TrawlError } from '../core/errors.ts';
+import { SUSPEND_RECHECK_MS } from './runtime.ts';
 import type { CrawlerOptions, CycleSummary } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import type { SiteTasks } from './site-task.ts';
@@ -64,7 +65,7 @@ export class CrawlLoop {
       const slot = env.rt.delayNow(undefined, now);
       if (slot === 'suspend') {
         // MS-FSCCFG 2.2.4.23: crawling is suspended during this slot.
-        nextMs = now + 30_000;
+        nextMs = now + SUSPEND_RECHECK_MS;
       } else {
         const held = opts.heldSites?.();
         if (held) for (const [siteKey, until] of held) if (until > now) env.sched.hold(env.sched.get(siteKey), until);

@@ -21,8 +21,10 @@ import type { CollectionConfig } from '../config/model.ts';
 import { writeCollectionXml } from '../config/writer.ts';
 import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher } from '../fetch/http-fetcher.ts';
+import type { HttpAuth } from '../fetch/interceptors/http-auth.ts';
 import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
+import { CollectionCookies } from './collection-cookies.ts';
 import { CrawlEvents } from './crawl-events.ts';
 import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
@@ -52,11 +54,19 @@ export class CollectionCrawl {
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
   private readonly addressRefused = new Map<string, string>();
   private readonly wake = (): void => this.crawlLoop.notify();
+  /** use_cookies: the collection's jar, made by the first cycle that wants it and kept across cycles. */
+  private cookies: CollectionCookies | undefined;
+  private readonly cookiesFor = (sessionTtlMs: number): CollectionCookies => {
+    if (this.cookies) this.cookies.setSessionTtl(sessionTtlMs);
+    else this.cookies = new CollectionCookies(this.store, this.config.name, sessionTtlMs, this.now);
+    return this.cookies;
+  };
   // Set by setup(); `prepared` tells whether it ran.
   private prepared = false;
   private env!: CycleEnv;
   private fetcher!: HttpFetcher;
   private ftp!: FtpFetching;
+  private auth: HttpAuth | undefined;
   private seeder!: Seeder;
   private siteTasks!: SiteTasks;
   private started = 0;
@@ -104,6 +114,18 @@ export class CollectionCrawl {
     return this.env.limits.refreshOnly ? 'max_doc' : undefined;
   }
 
+  /**
+   * Why the cycle fetches nothing now, if it is held as a whole (MS-FSCADM
+   * 2.2.3.3): `disk-full`, a write failed for lack of space (status 5);
+   * `variable-delay`, the collection's variable_delay slot is `suspend`
+   * (status 8). A sub-collection's suspend slot holds only its URIs.
+   */
+  heldBy(): 'disk-full' | 'variable-delay' | undefined {
+    if (!this.prepared) return undefined;
+    if (this.env.disk.paused) return 'disk-full';
+    return this.env.rt.delayNow(undefined, this.now()) === 'suspend' ? 'variable-delay' : undefined;
+  }
+
   /** Wakes the loop (new work arrived from outside). */
   poke(): void {
     this.wake();
@@ -128,10 +150,15 @@ export class CollectionCrawl {
     this.started = this.now();
     this.setup();
     const env = this.env;
+    const cookies = env.rt.settings.useCookies ? this.cookies : undefined;
+    await cookies?.load();
     const resumed = await this.beginCycle();
     let stoppedBy: CycleSummary['stoppedBy'] = 'done';
     env.screening.lend();
-    const statsTimer = setInterval(() => void this.stats.saveChanged(), STATS_SAVE_INTERVAL_MS);
+    const statsTimer = setInterval(() => {
+      void this.stats.saveChanged();
+      if (cookies) void this.saveCookies(cookies);
+    }, STATS_SAVE_INTERVAL_MS);
     statsTimer.unref();
     env.disk.start();
     try {
@@ -143,6 +170,8 @@ export class CollectionCrawl {
       // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
       await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
       await Promise.all([this.fetcher.close(), this.ftp.close()]);
+      await this.auth?.close();
+      if (cookies) await this.saveCookies(cookies);
       await this.stats.settled();
     }
     // A trawl_limits bound ends the cycle as a success: what it left queued is abandoned (the Elastic crawler's rule).
@@ -170,6 +199,15 @@ export class CollectionCrawl {
     return { collection: env.name, epoch: env.epoch, resumed, complete, stoppedBy, abandoned, ...this.stats.c, queued: counts.queued, durationMs: this.now() - this.started };
   }
 
+  /** Saves the cookie jar if it changed; a failure is reported (the jar is saved again at the next change), never thrown. */
+  private async saveCookies(cookies: CollectionCookies): Promise<void> {
+    try {
+      await cookies.save();
+    } catch (err) {
+      this.events.emit({ type: isDiskFull(err) ? 'disk' : 'error', code: 'TRAWL_ERR_IO', message: `the cookie jar of ${this.config.name} is not saved: ${(err as Error).message}` });
+    }
+  }
+
   /** Rethrows `err` unless the disk is full, which is reported (the crawl store keeps what it committed). */
   private unlessDiskFull(err: unknown, consequence: string): void {
     if (!isDiskFull(err)) throw err;
@@ -185,10 +223,12 @@ export class CollectionCrawl {
     this.prepared = true;
     const parts = setUpCycle(this.config, this.opts, {
       events: this.events, stats: this.stats, duplicates: this.duplicates, signal: this.abort.signal, wake: this.wake, addressRefused: this.addressRefused, now: this.now,
+      cookies: this.cookiesFor,
     });
     this.env = parts.env;
     this.fetcher = parts.fetcher;
     this.ftp = parts.ftp;
+    this.auth = parts.auth;
     this.seeder = parts.seeder;
     this.siteTasks = parts.siteTasks;
   }

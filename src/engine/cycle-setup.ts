@@ -2,20 +2,26 @@
  * A cycle's parts, made from the collection's configuration when a cycle is
  * set up (or an idle collection is prepared for an operator's request):
  *
- *   settings ─► Runtime ─► resolver + fetcher (HTTP) + FTP fetcher ─► robots.txt manager
+ *   settings ─► Runtime ─► resolver + fetcher (client certificate, proxies) + FTP fetcher ─► robots.txt manager
  *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
  *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
  *                       ─► Seeder, PagePipeline ─► SiteTasks
  */
 
+import { readClientCertificate } from '../config/client-cert.ts';
 import type { CollectionConfig } from '../config/model.ts';
+import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
+import { parseCredentials, parseFtpAccount } from '../config/values.ts';
+import { Agent } from 'undici';
+import { pinnedLookup } from '../fetch/interceptors/egress.ts';
+import { HttpAuth } from '../fetch/interceptors/http-auth.ts';
+import { PasswdTable, type AuthCredentials } from '../fetch/passwd.ts';
+import type { CollectionCookies } from './collection-cookies.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
+import type { CollectionSettings } from '../config/registry.ts';
 import type { FtpAccount } from '../fetch/ftp-fetcher.ts';
 import { LazyFtpFetcher, type FtpFetching } from '../fetch/ftp-lazy.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
-import type { CollectionSettings } from '../config/registry.ts';
-import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
-import { parseFtpAccount } from '../config/values.ts';
 import { sharedExtractPool } from '../extract/extract-pool.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
@@ -30,6 +36,7 @@ import { LinkScreening } from './link-screening.ts';
 import { PagePipeline } from './pipeline/pipeline.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { buildRuntime } from './runtime.ts';
+import { postPayloads, proxyRoutes, usesProxies } from './request-setup.ts';
 import { Seeder } from './seeding.ts';
 import { SiteTasks } from './site-task.ts';
 
@@ -44,6 +51,8 @@ export interface CrawlShared {
   readonly wake: () => void;
   readonly addressRefused: Map<string, string>;
   readonly now: () => number;
+  /** The collection's cookie jar, when use_cookies is on (kept across cycles). */
+  readonly cookies: (sessionTtlMs: number) => CollectionCookies;
 }
 
 export interface CycleSetup {
@@ -51,8 +60,40 @@ export interface CycleSetup {
   readonly fetcher: HttpFetcher;
   /** ftp:// URIs (allowed_schemes ftp); holds no connection until one is fetched. */
   readonly ftp: FtpFetching;
+  /** The authentication interceptor's state (passwd), closed with the fetcher. */
+  readonly auth: HttpAuth | undefined;
   readonly seeder: Seeder;
   readonly siteTasks: SiteTasks;
+}
+
+/**
+ * The authentication interceptor's state for the collection's passwd
+ * section; undefined without entries (the fetcher then has no such
+ * interceptor). Realm entries answer on the start URIs' origins; `!ENC!`
+ * passwords are decrypted when sent, with the key file read once. With a
+ * resolver, NTLM handshakes get a dispatcher of their own when first
+ * needed: one connection per origin, through the same pinned, checked
+ * lookup as the fetcher's.
+ */
+export function httpAuthFor(passwd: Readonly<Record<string, string>>, startUris: readonly string[], keyFile: string, dataDir: string | undefined, net?: { resolver: SiteResolver; connectTimeoutMs: number }): HttpAuth | undefined {
+  const entries: Array<[string, AuthCredentials]> = [];
+  for (const [name, value] of Object.entries(passwd)) {
+    const parsed = parseCredentials(value.trim());
+    if (parsed.ok) entries.push([name.trim(), parsed.value]);
+  }
+  if (entries.length === 0) return undefined;
+  const origins: string[] = [];
+  for (const u of startUris) {
+    try {
+      origins.push(new URL(u).origin);
+    } catch {
+      // the validator reported it
+    }
+  }
+  let key: SecretKey | undefined;
+  const reveal = (v: string): string => revealSecret(v, () => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), keyFile))));
+  const ntlmDispatcher = net ? () => new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000, connect: { lookup: pinnedLookup(net.resolver), timeout: net.connectTimeoutMs } }) : undefined;
+  return new HttpAuth(new PasswdTable(entries, origins, reveal), ntlmDispatcher ? { ntlmDispatcher } : {});
 }
 
 export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, shared: CrawlShared): CycleSetup {
@@ -63,11 +104,26 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const checker = new EgressChecker(egress);
   const resolver = new SiteResolver(checker, s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
-  const fetcher = new HttpFetcher(resolver, { connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, observer: opts.fetchObserver });
-  const ftp = new LazyFtpFetcher(resolver, checker, { account: ftpAccounts(s, opts.dataDir), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes, observer: opts.fetchObserver });
+  // !ENC! values (proxy passwords, payloads) are decrypted with the key file, read once if one needs it.
+  let secretKey: SecretKey | undefined;
+  const key = (): SecretKey => (secretKey ??= loadKeyFile(keyFilePath(opts.dataDir ?? process.cwd(), s.secrets.keyFile)));
+  // key_file / cert_file: read and checked now, so a wrong file stops the cycle with its name, before any request.
+  const tls = readClientCertificate(s, opts.baseDir ?? process.cwd());
+  const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir, { resolver, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
+  const fetcher = new HttpFetcher(resolver, {
+    connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
+    ...(tls ? { tls } : {}), ...(usesProxies(rt) ? { proxyMaxPending: s.proxyMaxPending } : {}),
+    observer: opts.fetchObserver,
+    auth,
+    cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
+  });
+  const proxyFor = usesProxies(rt) ? proxyRoutes(rt, fetcher, key) : undefined;
+  const ftp = new LazyFtpFetcher(resolver, checker, { account: ftpAccounts(s, key), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes, observer: opts.fetchObserver });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
+    // robots.txt goes through the proxy of the sub-collection its URL belongs to.
+    ...(proxyFor ? { proxyFor: (url: URL) => proxyFor(rt.subOf(url)) } : {}),
   }, now, opts.robotsMemo);
   const sched = new SiteScheduler({
     maxPending: s.maxPending,
@@ -98,8 +154,11 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
-  const siteTasks = new SiteTasks({ env, resolver, fetcher, ftp, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused });
-  return { env, fetcher, ftp, seeder, siteTasks };
+  const siteTasks = new SiteTasks({
+    env, resolver, fetcher, ftp, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused,
+    proxyFor, postPayloadFor: postPayloads(s.postPayload, key), sendReferer: s.http.sendReferer,
+  });
+  return { env, fetcher, ftp, auth, seeder, siteTasks };
 }
 
 /**
@@ -108,11 +167,9 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
  * decrypted with the key file) the first time the host is fetched, and
  * held only by the fetcher. No account: anonymous.
  */
-export function ftpAccounts(s: CollectionSettings, dataDir: string | undefined): (host: string) => FtpAccount | undefined {
+export function ftpAccounts(s: CollectionSettings, key: () => SecretKey): (host: string) => FtpAccount | undefined {
   const table = ftpAccountTable(s);
   if (table.size === 0) return () => undefined;
-  let key: SecretKey | undefined;
-  const loadKey = (): SecretKey => (key ??= loadKeyFile(keyFilePath(dataDir ?? process.cwd(), s.secrets.keyFile)));
   const revealed = new Map<string, FtpAccount>();
   return (host) => {
     const h = host.toLowerCase();
@@ -122,7 +179,7 @@ export function ftpAccounts(s: CollectionSettings, dataDir: string | undefined):
     if (value === undefined) return undefined;
     const parsed = parseFtpAccount(value);
     if (!parsed.ok) return undefined;
-    const account = { user: parsed.value.username, password: revealSecret(parsed.value.password, loadKey) };
+    const account = { user: parsed.value.username, password: revealSecret(parsed.value.password, key) };
     revealed.set(h, account);
     return account;
   };

@@ -14,7 +14,7 @@
 
 import { BoundedMap } from '../core/bounded-map.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
-import type { FetchOutcome, HttpFetcher } from '../fetch/http-fetcher.ts';
+import type { FetchOutcome, HttpFetcher, ProxySet } from '../fetch/http-fetcher.ts';
 import { ALLOW_ALL, robotsFromOutcome, type AgentRules, type ParsedRobots, type RobotsFetchOutcome } from '../scope/robots.ts';
 
 /** RFC 9309 2.3.1.2: follow at least five redirects for robots.txt. */
@@ -29,6 +29,8 @@ export interface RobotsSettings {
   readonly productToken: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly maxBytes: number;
+  /** The proxies a robots.txt URL is fetched through (proxy); absent: none. */
+  readonly proxyFor?: (url: URL) => ProxySet | undefined;
 }
 
 /** Sites whose robots rules stay in memory (the most recently fetched or read back). */
@@ -114,6 +116,7 @@ export class RobotsManager {
         },
         ...(signal ? { signal } : {}),
         ...(onSent ? { onSent } : {}),
+        ...(this.settings.proxyFor ? { proxy: this.settings.proxyFor(url) } : {}),
       });
       stats.requests++;
       stats.bytesIn += res.bytesIn;

@@ -9,7 +9,7 @@ import type { CollectionConfig } from '../config/model.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import { parseErrorPolicy, parseSlotDelay, parseTimeSlot, slotContains, type ErrorPolicy, type SlotDelay, type TimeSlot } from '../config/values.ts';
 import { compileDotNetRegex } from '../config/dotnet-regex.ts';
-import { PRODUCT_TOKEN } from '../core/version.ts';
+import { DEFAULT_USER_AGENT, PRODUCT_TOKEN } from '../core/version.ts';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
@@ -18,10 +18,20 @@ import { elasticScopeRule } from '../scope/elastic-rules.ts';
 import { compileLockssRules, lockssScopeRule } from '../scope/lockss-rules.ts';
 import { addressRule, basicRules, compileRules, includeExcludeRule, Scope, subcollectionMatcher, type RuleFileReader, type RuleVerdict, type ScopeRule } from '../scope/scope.ts';
 
+/**
+ * How often a suspended variable_delay slot (MS-FSCCFG 2.2.4.23) is looked
+ * at again: the crawl loop for the collection's own slots, a site task for a
+ * sub-collection's. Slots are given to the minute, so half a minute late at
+ * most.
+ */
+export const SUSPEND_RECHECK_MS = 30_000;
+
 export interface SubRuntime {
   readonly name: string;
   readonly settings: CollectionSettings;
   readonly matches: (url: URL) => boolean;
+  /** Request headers from the sub-collection's `headers` (the collection's when it sets none). */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 export interface Runtime {
@@ -31,6 +41,8 @@ export interface Runtime {
   readonly subs: readonly SubRuntime[];
   /** Request headers from `headers`, lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The request headers of a URI of this sub-collection (MS-FSCCFG 2.2.4.33 lets one set its own `headers`). */
+  headersFor(sub: string | undefined): Readonly<Record<string, string>>;
   /** The robots.txt product token: the User-Agent's first product name. */
   readonly productToken: string;
   /** The http_errors policy for a status (exact, then wildcard such as 4xx or 40X), or for net / ttl / int. */
@@ -52,12 +64,19 @@ export interface Runtime {
   readonly addressScope: ((url: URL, ip: string) => RuleVerdict | undefined) | undefined;
 }
 
-function parseHeaders(lines: readonly string[]): Record<string, string> {
+/**
+ * The `headers` lines by lower-case name. MS-FSCCFG calls them additional
+ * headers, and its default is the crawler's User-Agent: a list that names
+ * no User-Agent keeps trawl's, so that a crawl always says who it is (and
+ * robots.txt groups are matched by the same name).
+ */
+export function parseHeaders(lines: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of lines) {
     const i = line.indexOf(':');
     if (i > 0) out[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
   }
+  out['user-agent'] ??= DEFAULT_USER_AGENT;
   return out;
 }
 
@@ -149,7 +168,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
   const readFile = ruleFileReader(opts.baseDir ?? process.cwd());
   const subs: SubRuntime[] = subcollectionNames(c, opts.node).map((name) => {
     const s = resolveSettings(c, { ...nodeOpt, subcollection: name });
-    return { name, settings: s, matches: subcollectionMatcher(s, readFile) };
+    return { name, settings: s, matches: subcollectionMatcher(s, readFile), headers: parseHeaders(s.headers) };
   });
   const headers = parseHeaders(settings.headers);
   const policy = compilePolicies(settings.httpErrors);
@@ -186,6 +205,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     httpPolicy: policy,
     ftpPolicy,
     settingsFor: (sub) => subs.find((s) => s.name === sub)?.settings ?? settings,
+    headersFor: (sub) => (sub === undefined ? headers : (subs.find((s) => s.name === sub)?.headers ?? headers)),
     subOf: (url) => subs.find((s) => s.matches(url))?.name,
     priorityOf: (url, start) => {
       if (start) return wq.startUriPri;

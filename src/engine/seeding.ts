@@ -36,11 +36,35 @@ export async function queueSentLinks(store: CrawlStore, target: string, links: r
   return true;
 }
 
-/** What AddURIs answers: how many were queued, and why the others were not. */
+/**
+ * Why AddURIs did not queue a URI:
+ *   malformed  not an absolute http(s) URL
+ *   scope      a rule of the collection refuses it (`code`, `rule` name which)
+ *   crawled    already fetched in this cycle (CollectionRefetchURI fetches it again)
+ *   queued     already waiting in this cycle's queue (it will be fetched)
+ *   repeated   given more than once in the call
+ */
+export type NotAddedKind = 'malformed' | 'scope' | 'crawled' | 'queued' | 'repeated';
+
+export interface NotAdded {
+  readonly url: string;
+  readonly kind: NotAddedKind;
+  readonly reason: string;
+  /** scope: the skip code (MS-FSCADM 2.2.3.1). */
+  readonly code?: string;
+  /** scope: the rule that decided (as `trawl urltest --explain` names it). */
+  readonly rule?: string;
+}
+
+/** What AddURIs answers: how many were queued; `refused`: the malformed and out-of-scope ones; `seen`: those this cycle already has. */
 export interface AddedUris {
   added: number;
-  refused: Array<{ url: string; reason: string }>;
+  refused: NotAdded[];
+  seen: NotAdded[];
 }
+
+/** At most this many URIs of one AddURIs call that the cycle already has are told apart (crawled or queued) by a record lookup each. */
+const SEEN_LOOKUPS = 200;
 
 export class Seeder {
   private readonly env: CycleEnv;
@@ -222,18 +246,25 @@ export class Seeder {
   async addUris(urls: readonly string[], urgent: boolean): Promise<AddedUris> {
     const env = this.env;
     const rt = env.rt;
-    const refused: Array<{ url: string; reason: string }> = [];
+    const refused: NotAdded[] = [];
+    const seen: NotAdded[] = [];
     const batch: QueuedUri[] = [];
+    const inCall = new Set<string>();
     for (const raw of urls) {
       const url = env.normalize(raw);
       if (!url) {
-        refused.push({ url: raw, reason: 'not a valid absolute URL' });
+        refused.push({ url: raw, kind: 'malformed', reason: 'not a valid absolute URL' });
         continue;
       }
+      if (inCall.has(url)) {
+        seen.push({ url, kind: 'repeated', reason: 'given more than once' });
+        continue;
+      }
+      inCall.add(url);
       const u = new URL(url);
       const d = rt.scope.decide({ url: u, parent: undefined, hops: 0, viaRedirect: false, seed: true });
       if (!d.allowed) {
-        refused.push({ url, reason: `${d.code}: ${d.reason}` });
+        refused.push({ url, kind: 'scope', reason: `${d.code}: ${d.reason}`, ...(d.code !== undefined ? { code: d.code } : {}), rule: d.decidedBy });
         continue;
       }
       batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: rt.subOf(u) });
@@ -244,7 +275,29 @@ export class Seeder {
       env.sched.addWork(a.site, 1);
     }
     this.wake();
-    return { added: added.length, refused };
+    if (added.length < batch.length) seen.push(...(await this.alreadySeen(batch, added)));
+    return { added: added.length, refused, seen };
+  }
+
+  /** The URIs of `batch` that enqueue did not add: the cycle has them, crawled already or still queued. */
+  private async alreadySeen(batch: readonly QueuedUri[], added: readonly QueuedUri[]): Promise<NotAdded[]> {
+    const env = this.env;
+    const taken = new Set(added);
+    const row = await env.store.getCollection(env.name);
+    const cycleStart = row?.cycleStartedMs ?? 0;
+    const out: NotAdded[] = [];
+    for (const q of batch) {
+      if (taken.has(q)) continue;
+      if (out.length >= SEEN_LOOKUPS) {
+        out.push({ url: q.url, kind: 'queued', reason: 'already queued or crawled in this cycle' });
+        continue;
+      }
+      const rec = await env.store.getRecord(env.name, q.url);
+      out.push(rec !== undefined && rec.lastCrawledMs >= cycleStart
+        ? { url: q.url, kind: 'crawled', reason: `already crawled in this cycle, at ${new Date(rec.lastCrawledMs).toISOString()}` }
+        : { url: q.url, kind: 'queued', reason: 'already queued in this cycle; it will be fetched' });
+    }
+    return out;
   }
 
   /** use_sitemaps: the Sitemap: lines of a site's robots.txt (trawl_sitemaps robots_discovery). */

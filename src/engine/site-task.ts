@@ -19,7 +19,7 @@ import { pathAndQuery } from '../core/url.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import type { SiteResolver } from '../fetch/egress.ts';
 import type { FtpFetching } from '../fetch/ftp-lazy.ts';
-import type { HttpFetcher, FetchLimits, FetchOutcome } from '../fetch/http-fetcher.ts';
+import type { HttpFetcher, FetchLimits, FetchOutcome, ProxySet } from '../fetch/http-fetcher.ts';
 import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES } from '../extract/feed.ts';
 import type { SiteState } from '../frontier/site-scheduler.ts';
 import { isSuspect, URI_FLAGS, type LeasedUri } from '../store/crawl-store.ts';
@@ -27,7 +27,9 @@ import type { CycleEnv } from './cycle-env.ts';
 import { PageContext, type PageOutcome } from './pipeline/page-context.ts';
 import type { PagePipeline } from './pipeline/pipeline.ts';
 import type { KnownRobots, RobotsManager } from './robots-manager.ts';
+import { refererFor } from './request-setup.ts';
 import type { Seeder } from './seeding.ts';
+import { SUSPEND_RECHECK_MS } from './runtime.ts';
 
 /** How long a site whose next URI is a suspect waits while another suspect is fetched. */
 const SUSPECT_WAIT_MS = 100;
@@ -46,6 +48,12 @@ export interface SiteTaskParts {
   readonly wake: () => void;
   /** Sites refused by ipmask / ip6mask domain rules once their address was known (kept for the crawl's life). */
   readonly addressRefused: Map<string, string>;
+  /** The proxies of a sub-collection's URIs (proxy); absent: the collection names none. */
+  readonly proxyFor?: ((sub: string | undefined) => ProxySet | undefined) | undefined;
+  /** post_payload: the body POSTed to a URI; absent: the section is empty. */
+  readonly postPayloadFor?: ((url: string) => string | undefined) | undefined;
+  /** trawl_http send_referer: the parent URL goes with the request. */
+  readonly sendReferer?: boolean;
 }
 
 export class SiteTasks {
@@ -209,7 +217,8 @@ export class SiteTasks {
     }
     // A URI the store has no record of (told with its lease) needs no round trip to the storage thread to learn it.
     const previous = uri.crawled === false ? undefined : await env.store.getRecord(env.name, uri.url);
-    const postBody = this.postPayloadFor(uri.url);
+    const postBody = this.p.postPayloadFor?.(uri.url);
+    const referer = this.p.sendReferer ? refererFor(uri.parent, url) : undefined;
     site.sub = uri.sub;
     const earliest = env.sched.earliestStart(site, env.sched.policy.delayMs(site));
     if (earliest > env.now()) {
@@ -230,6 +239,13 @@ export class SiteTasks {
       site.putBack(uri);
       return;
     }
+    if (uri.sub !== undefined && env.rt.delayNow(uri.sub, env.now()) === 'suspend') {
+      // MS-FSCCFG 2.2.4.23: the sub-collection's variable_delay slot suspends its
+      // crawling: the URI waits in front of its site, and the site is looked at again later.
+      site.putBack(uri);
+      env.sched.hold(site, env.now() + SUSPEND_RECHECK_MS);
+      return;
+    }
     env.sched.started(site, env.now());
     this.inFlight++;
     site.busy = false;
@@ -246,12 +262,14 @@ export class SiteTasks {
         onSent: () => env.sched.sent(site, env.now()),
       }) : await this.p.fetcher.fetch({
         url,
-        headers: env.rt.headers,
+        headers: uri.sub === undefined ? env.rt.headers : env.rt.headersFor(uri.sub),
         acceptCompression: settings.acceptCompression && settings.useHttp11,
         http10: !settings.useHttp11,
         ...(settings.ifModifiedSince && previous?.etag ? { ifNoneMatch: previous.etag } : {}),
         ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
         ...(postBody !== undefined ? { postBody } : {}),
+        ...(referer !== undefined ? { referer } : {}),
+        ...(this.p.proxyFor ? { proxy: this.p.proxyFor(uri.sub) } : {}),
         limits: this.limitsFor(uri, settings),
         signal: this.p.signal,
         onSent: () => env.sched.sent(site, env.now()),
@@ -307,12 +325,5 @@ export class SiteTasks {
       maxDecompressedBytes: settings.trawlLimits.maxDecompressedBytes,
       maxDocumentBytes,
     };
-  }
-
-  private postPayloadFor(url: string): string | undefined {
-    for (const [k, v] of Object.entries(this.p.env.rt.settings.postPayload)) {
-      if (k.startsWith('prefix:') ? url.startsWith(k.slice(7)) : url === k) return v;
-    }
-    return undefined;
   }
 }

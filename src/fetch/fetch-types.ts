@@ -6,6 +6,7 @@
  */
 
 import type { DocSkipCode } from '../core/skip-codes.ts';
+import type { ProxySet } from './proxy.ts';
 
 export interface FetchLimits {
   /** fetch_timeout: the whole document, from connect to the last byte. */
@@ -44,6 +45,10 @@ export interface FetchRequest {
   readonly limits: FetchLimits;
   /** A POST body (post_payload), sent as application/x-www-form-urlencoded. */
   readonly postBody?: string;
+  /** The proxies to send it through (proxy, per collection or sub-collection); absent: straight to the site. */
+  readonly proxy?: ProxySet | undefined;
+  /** The page the URI was found on, sent as Referer (trawl_http send_referer). */
+  readonly referer?: string | undefined;
   readonly signal?: AbortSignal;
   /**
    * Called when the request's headers are written to the socket (politeness
@@ -90,6 +95,12 @@ export interface ResponseOutcome {
    * is applied to it, while `status` is the HTTP status it stands for.
    */
   readonly ftpCode?: number;
+  /**
+   * Set by the authentication interceptor on a 401 its credentials could
+   * not get past (refused, or none fits the challenge): why, naming the
+   * passwd entry and realm, never a secret. The page is skipped with it.
+   */
+  readonly authFailure?: string;
 }
 
 export interface FailureOutcome {

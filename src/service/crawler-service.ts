@@ -22,6 +22,7 @@ import type { Logger } from 'pino';
 import { isDiskFull } from '../core/disk-full.ts';
 import { TrawlError, trawlError } from '../core/errors.ts';
 import { siteOf } from '../core/url.ts';
+import { clientCertDiagnostics } from '../config/client-cert.ts';
 import { hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
 import { mergeCollections } from '../config/merge.ts';
@@ -32,12 +33,15 @@ import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
 import { queueSentLinks, type CycleSummary } from '../engine/crawler.ts';
+import type { AddedUris } from '../engine/seeding.ts';
+
+export type { AddedUris, NotAdded } from '../engine/seeding.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
 import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
-import { dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
+import { cycleNumberOfEpoch, dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
 import type { LatencySnapshot } from '../stats/fetch-metrics.ts';
 import type { Counters } from '../engine/cycle-stats.ts';
 import { CollectionMetrics } from './collection-metrics.ts';
@@ -93,6 +97,16 @@ export interface Health {
 
 /** How long /healthz waits for the crawl store. */
 export const HEALTH_STORE_TIMEOUT_MS = 2_000;
+
+/** CrawlerService.statusDetail: CollectionGetStatus's value and what the collection does now. */
+export interface StatusDetail {
+  readonly status: string;
+  readonly activity: 'crawling' | 'idle' | 'suspended' | 'deleting';
+  /** Idle: what the runner waits for. */
+  readonly waitingFor?: 'refresh' | 'disk-full';
+  /** Idle: when the next cycle starts (or the disk is checked again), unless an operator starts it first. */
+  readonly nextCycleMs?: number;
+}
 
 /** The crawl store row that holds the global statistics (a name no collection can have). */
 const GLOBAL_ROW = '\u0000global';
@@ -209,7 +223,7 @@ export class CrawlerService {
       const row = await this.o.store.getCollection(name);
       if (!row || mc.status === ZOMBIE) return;
       if (mc.status !== 'crawling') {
-        await mc.waitFor(undefined);
+        await mc.waitFor(undefined, 'suspended');
         continue;
       }
       const unfinished = row.epoch > 0 && (row.cycleEndedMs ?? 0) < (row.cycleStartedMs ?? 0);
@@ -217,11 +231,13 @@ export class CrawlerService {
         // MS-FSCCFG refresh: the next cycle starts `refresh` minutes after the last one started.
         const due = (row.cycleStartedMs ?? 0) + s.refreshMin * 60_000;
         if (!s.refreshWhenIdle && this.now() < due) {
-          await mc.waitFor(due - this.now());
+          await mc.waitFor(due - this.now(), 'refresh');
           continue;
         }
       }
       await mc.takeRefetch();
+      // An ended cycle reopened (AddURIs, a quarantine's end, sent links): its statistics cycle was closed already.
+      mc.reopenedEpoch = unfinished && mc.stats.current === cycleNumberOfEpoch(row.epoch) + 1 ? row.epoch : undefined;
       const metrics = this.metricsOf(name);
       const crawl = mc.runtime.newCrawl({
         fetchObserver: metrics.fetch,
@@ -237,20 +253,22 @@ export class CrawlerService {
       let summary: CycleSummary;
       try {
         summary = await crawl.runCycle();
-        this.absorb(mc, summary.complete);
+        this.absorb(mc, summary.complete, summary.epoch);
         // In the step that detaches the crawl: a scrape counts it running or ended, once (collection-metrics.ts).
         metrics.crawlEnded(crawl.counters(), summary.queued);
         mc.crawl = undefined;
+        mc.reopenedEpoch = undefined;
         await mc.saveStats();
       } catch (err) {
         if (mc.crawl === crawl) {
           metrics.crawlEnded(crawl.counters(), undefined);
           mc.crawl = undefined;
         }
+        mc.reopenedEpoch = undefined;
         if (!isDiskFull(err)) throw err;
         // A cycle that could not even begin (or end) for lack of space is tried again; the crawl store kept what it committed.
         this.o.log.warn({ collection: name, err }, `disk full (data directory ${this.o.dataDir}); the cycle is tried again in ${DISK_FULL_RETRY_MS / 1000} s`);
-        await mc.waitFor(DISK_FULL_RETRY_MS);
+        await mc.waitFor(DISK_FULL_RETRY_MS, 'disk-full');
         continue;
       }
       this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
@@ -340,7 +358,7 @@ export class CrawlerService {
 
   // ------------------------------------------------------------ statistics
 
-  private absorb(mc: ManagedCollection, cycleEnded: boolean): void {
+  private absorb(mc: ManagedCollection, cycleEnded: boolean, epoch?: number): void {
     const totals = mc.crawl?.counterTotals();
     const feeding = mc.feedingNow();
     const state = {
@@ -356,8 +374,16 @@ export class CrawlerService {
     if (totals) mc.stats.absorbCounters({ totals, ...(pp ? { pp } : {}) }, state);
     else mc.stats.absorbFeeding(pp, state);
     const nowS = this.now() / 1000;
-    if (cycleEnded) mc.stats.newCycle(nowS);
-    else mc.stats.mergeDelta(nowS);
+    // A reopened cycle's statistics cycle was closed when it first ended: what it fetches now is merged into it.
+    const reopened = mc.crawl !== undefined && mc.reopenedEpoch !== undefined;
+    if (reopened || !cycleEnded) {
+      mc.stats.mergeDelta(nowS, reopened ? 'previous' : 'current');
+      return;
+    }
+    // The statistics cycle that follows the engine's epoch E is numbered E (2.2.4.5 numbers from 0, epochs from 1).
+    const next = epoch !== undefined ? cycleNumberOfEpoch(epoch) + 1 : undefined;
+    if (next !== undefined && next > mc.stats.current) mc.stats.newCycle(nowS, next);
+    else mc.stats.newCycle(nowS);
   }
 
   /** Merges what the running crawls counted since the last flush and saves it (every 30 s, and on stop). */
@@ -412,6 +438,9 @@ export class CrawlerService {
       checkRules(merged, problems);
       if (hasErrors(problems)) throw new TrawlError('TRAWL_ERR_CONFIG_RULE', problems.filter((d) => d.severity === 'error').map(describe).join('; '));
       checkSinks(resolveSettings(merged, this.nodeOpt()).sinks);
+      // The client certificate is read now, so that a wrong file is the operator's answer, not a failed cycle later.
+      const cert = clientCertDiagnostics(merged, process.cwd()).filter((d) => d.severity === 'error');
+      if (cert.length > 0) throw new TrawlError('TRAWL_ERR_CLIENT_CERT', cert.map(describe).join('; '));
       await this.o.store.putCollection(merged.name, writeConfigXml(merged), this.now());
       if (present) {
         await present.stop();
@@ -457,13 +486,32 @@ export class CrawlerService {
   statusCode(name: string): StatusCode {
     const mc = this.collections.get(name);
     if (mc?.status === ZOMBIE) return 3;
-    return mc?.status === 'suspended' ? 4 : 1;
+    if (mc?.status === 'suspended') return 4;
+    // 2.2.3.3: 5, suspended for lack of disk space; 8, by a variable_delay suspend slot (only while a cycle runs).
+    const held = mc?.crawl?.heldBy();
+    return held === 'disk-full' ? 5 : held === 'variable-delay' ? 8 : 1;
   }
 
   async status(name: string): Promise<string> {
     const mc = this.collections.get(name);
     if (mc?.status === ZOMBIE) return ZOMBIE;
     return this.collection(name).status;
+  }
+
+  /**
+   * The status with what the collection does now (the trawl extension
+   * trawl.CollectionGetStatus): `status` is CollectionGetStatus's value;
+   * `activity` says whether a cycle runs (`crawling`) or the runner waits
+   * (`idle`: for the next refresh at `nextCycleMs`, or for disk space).
+   */
+  statusDetail(name: string): StatusDetail {
+    const mc = this.collections.get(name);
+    if (mc?.status === ZOMBIE) return { status: ZOMBIE, activity: 'deleting' };
+    const c = this.collection(name);
+    if (c.status === 'suspended') return { status: c.status, activity: 'suspended' };
+    const w = c.waiting;
+    if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling' };
+    return { status: c.status, activity: 'idle', waitingFor: w.reason, ...(w.untilMs !== undefined ? { nextCycleMs: w.untilMs } : {}) };
   }
 
   async suspend(name: string): Promise<void> {
@@ -475,7 +523,7 @@ export class CrawlerService {
   }
 
   /** AddURIs / AddURIFile: into the running cycle, or reopening the last one so they are fetched now. */
-  async addUris(name: string, urls: readonly string[], urgent: boolean): Promise<{ added: number; refused: Array<{ url: string; reason: string }> }> {
+  async addUris(name: string, urls: readonly string[], urgent: boolean): Promise<AddedUris> {
     const mc = this.collection(name);
     if (mc.crawl) return mc.crawl.addUris(urls, urgent);
     // Not crawling right now: a scratch crawl object checks scope and queues; the runner then resumes the cycle.

@@ -39,6 +39,17 @@ const QUARANTINE_RETRY_MS = 30_000;
 /** setTimeout's longest delay that does not overflow (about 24.8 days). */
 const MAX_TIMER_MS = 2_147_000_000;
 
+/**
+ * What the runner waits for between cycles (the status detail of
+ * `trawl admin status`): the next refresh cycle, disk space, or an
+ * operator's resume. `untilMs` is when the wait ends by itself.
+ */
+export interface RunnerWait {
+  readonly reason: 'refresh' | 'disk-full' | 'suspended';
+  readonly sinceMs: number;
+  readonly untilMs?: number;
+}
+
 export interface ManagedCollectionOptions {
   readonly config: CollectionConfig;
   /** The configuration's settings for this node. */
@@ -61,6 +72,12 @@ export class ManagedCollection {
   readonly stats: Statistics<'collectionschema'>;
   /** The cycle running now, if any. */
   crawl: CollectionCrawl | undefined;
+  /**
+   * While the running cycle is an ended one reopened (its statistics cycle
+   * already closed): its epoch. Its counts are merged into that statistics
+   * cycle, not into the next one.
+   */
+  reopenedEpoch: number | undefined;
   /** The runner's loop (CrawlerService.run), once started. */
   loop: Promise<void> | undefined;
   private operator: OperatorState;
@@ -68,6 +85,7 @@ export class ManagedCollection {
   private readonly o: ManagedCollectionOptions;
   private writes: Promise<unknown> = Promise.resolve();
   private wakeFn: (() => void) | undefined;
+  private waitingFor: RunnerWait | undefined;
   private stopped = false;
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -272,21 +290,31 @@ export class ManagedCollection {
     this.crawl?.poke();
   }
 
+  /** What the runner waits for now, if it waits (not while a cycle runs). */
+  get waiting(): RunnerWait | undefined {
+    return this.waitingFor;
+  }
+
   /**
    * Waits for `wake()` (a stop, resume, refetch, AddURIs) or `ms`, whichever
    * comes first. The timer is cleared on wake: a refresh wait of hours would
    * otherwise keep a stopped daemon's event loop alive until it fired.
+   * `reason` is what `waiting` tells meanwhile.
    */
-  waitFor(ms: number | undefined): Promise<void> {
+  waitFor(ms: number | undefined, reason: RunnerWait['reason'] = 'refresh'): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
+      const now = this.o.now();
+      const wait: RunnerWait = { reason, sinceMs: now, ...(ms !== undefined ? { untilMs: now + Math.max(10, ms) } : {}) };
       const done = (): void => {
         if (timer !== undefined) clearTimeout(timer);
         if (this.wakeFn === done) this.wakeFn = undefined;
+        if (this.waitingFor === wait) this.waitingFor = undefined;
         resolve();
       };
       this.wakeFn = done;
+      this.waitingFor = wait;
       if (ms !== undefined) timer = setTimeout(done, Math.max(10, Math.min(ms, MAX_TIMER_MS)));
     });
   }

@@ -693,9 +693,16 @@ export class Statistics<S extends SchemaName = SchemaName> {
     return this.baseline?.pp;
   }
 
-  /** 2.2.4.4: adds the delta to the current cycle and cOmPIEtE, and starts an empty delta. */
-  mergeDelta(nowS: number): void {
-    const cycle = this.cycleMap.get(this.currentCycle)!;
+  /**
+   * 2.2.4.4: adds the delta to the current cycle and cOmPIEtE, and starts an
+   * empty delta. `into` 'previous': to the cycle before the current one
+   * instead (the one `previousCycle` shows), when it is kept: what a
+   * finished refresh cycle fetches after it was reopened (AddURIs between
+   * cycles) belongs to that cycle, not to the next.
+   */
+  mergeDelta(nowS: number, into: 'current' | 'previous' = 'current'): void {
+    const previous = into === 'previous' ? this.cycleNumbers().filter((n) => n < this.currentCycle).at(-1) : undefined;
+    const cycle = this.cycleMap.get(previous ?? this.currentCycle)!;
     for (const into of [cycle, this.all]) {
       mergeValues(this.schema, into, this.pending);
       into.stopTs = nowS;

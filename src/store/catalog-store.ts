@@ -42,6 +42,16 @@ export interface CatalogStore {
    * when there is no such collection. Idempotent.
    */
   updateCollection(name: string, patch: CollectionPatch): Promise<void>;
+  /**
+   * The collection's cookie jar (use_cookies) as it was last saved: the
+   * jar's own serialized text, opaque to the store; undefined when none was.
+   */
+  getCookieJar(name: string): Promise<string | undefined>;
+  /**
+   * Replaces the collection's saved cookie jar (`nowMs`: when). Idempotent.
+   * Deleting the collection deletes it.
+   */
+  putCookieJar(name: string, jar: string, nowMs: number): Promise<void>;
   /** Removes the collection and every row of every role that belongs to it, in one transaction. Idempotent. */
   deleteCollection(name: string): Promise<void>;
 }

@@ -90,4 +90,27 @@ describe('trawl crawl URL with one-shot options', () => {
     assert.equal(bad.code, 64);
     assert.match(bad.err, /--delay must be a number of seconds/);
   });
+
+  it('--cycles 2 runs a second refresh cycle after the first, refetching every page, with a summary each', async () => {
+    const s = await chain('127.0.6.15');
+    try {
+      const r = await trawl(['crawl', '--data', join(dir, 'cycles'), '--allow-loopback', '--delay', '0', '--cycles', '2', '--json', s.host('127.0.6.15').url('/')]);
+      assert.equal(r.code, 0, r.err);
+      const out = JSON.parse(r.out) as { collections: Array<{ epoch: number; complete: boolean; requests: number }> };
+      assert.deepEqual(out.collections.map((c) => [c.epoch, c.complete]), [[1, true], [2, true]]);
+      const pages = s.fetchedPaths('127.0.6.15').filter((p) => p !== '/robots.txt' && p !== '/sitemap.xml');
+      // Each page once per cycle.
+      for (const p of ['/', '/a.html', '/b.html', '/c.html']) assert.equal(pages.filter((x) => x === p).length, 2, `${p}: ${pages.join(' ')}`);
+      assert.equal(out.collections[1]!.requests, out.collections[0]!.requests);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('--cycles takes a whole number of at least 1', async () => {
+    const r = await trawl(['crawl', '--data', join(dir, 'cycles0'), '--cycles', '0', 'http://127.0.0.1:9/']);
+    assert.equal(r.code, 64, r.err);
+    assert.match(r.err, /--cycles/);
+  });
 });
+

@@ -26,19 +26,19 @@ const SCOPE = '    <section name="include_domains"><attrib name="exact" type="li
 const START = '    <attrib name="start_uris" type="list-string"><member>http://127.0.0.1:9/</member></attrib>';
 
 describe('warnings for parameters this version does not honour', () => {
-  const proxy = write('proxy.xml', `${SCOPE}\n    <attrib name="proxy" type="list-string"><member>proxy.example.com:3128</member></attrib>`);
+  const ignored = write('ignored.xml', `${SCOPE}\n    <attrib name="mirror_site_files" type="list-string"><member>mirrors.txt</member></attrib>`);
 
   it('config validate names the parameter, its file and line, and what is missing; it still passes', () => {
-    const r = trawl(['config', 'validate', proxy]);
+    const r = trawl(['config', 'validate', ignored]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.err, /proxy\.xml:5:5: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", proxy: proxy = proxy\.example\.com:3128 is not honoured: this version reads and checks it, then ignores it/);
-    assert.match(r.out, /proxy\.xml: OK \(1 collection: c; 1 warning\)/);
+    assert.match(r.err, /ignored\.xml:5:5: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", mirror_site_files: mirror_site_files = mirrors\.txt is not honoured: this version reads and checks it, then ignores it/);
+    assert.match(r.out, /ignored\.xml: OK \(1 collection: c; 1 warning\)/);
   });
 
   it('--strict turns them into errors and exits 65', () => {
-    const r = trawl(['config', 'validate', '--strict', proxy]);
+    const r = trawl(['config', 'validate', '--strict', ignored]);
     assert.equal(r.code, 65);
-    assert.match(r.err, /error TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", proxy:/);
+    assert.match(r.err, /error TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", mirror_site_files:/);
     assert.match(r.out, /INVALID \(1 error\)/);
   });
 
@@ -65,9 +65,9 @@ describe('warnings for parameters this version does not honour', () => {
   });
 
   it('trawl crawl prints them on stderr when the collection starts', () => {
-    const file = write('crawl.xml', `${START}\n    <attrib name="use_cookies" type="boolean">yes</attrib>\n${SCOPE}`);
+    const file = write('crawl.xml', `${START}\n    <attrib name="use_javascript" type="boolean">yes</attrib>\n${SCOPE}`);
     const r = trawl(['crawl', file, '--data', join(tmp, 'data'), '--max-pages', '1']);
-    assert.match(r.err, /crawl\.xml:5:5: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", use_cookies: use_cookies = yes is not honoured/);
+    assert.match(r.err, /crawl\.xml:5:5: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", use_javascript: use_javascript = yes is not honoured/);
     assert.doesNotMatch(r.out, /NOT_HONOURED/);
   });
 

@@ -179,7 +179,8 @@ describe('Elastic crawler YAML: valid files', () => {
     const { c, diagnostics } = load('minimal.yml');
     assert.deepEqual(diagnostics, []);
     assert.equal(c.name, 'minimal'); // from the file name
-    assert.deepEqual(Object.fromEntries(c.root.attribs), { allowed_schemes: ['https'], start_uris: ['https://www.example.com/'] });
+    assert.deepEqual(Object.fromEntries(c.root.attribs), { allowed_schemes: ['https'], delay: 1, start_uris: ['https://www.example.com/'] });
+    // The Elastic crawlers have no per-site delay: the converted collection says 1 s, not MS-FSCCFG's minute.
     assert.deepEqual([...c.root.sections.keys()].sort(), ['include_domains', 'include_uris']);
     assert.deepEqual(at(c, 'include_domains|exact'), ['www.example.com']);
     assert.deepEqual(at(c, 'include_uris|prefix'), ['https://www.example.com/']);

@@ -36,10 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['proxy', 'passwd', 'logins', 'use_cookies', 'use_javascript', 'trawl_limits.max_title_bytes', 'adaptive', 'cert_file', 'key_file']) {
+    for (const p of ['logins', 'use_javascript', 'mirror_site_files', 'trawl_limits.max_title_bytes', 'adaptive']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes']) assert.equal(byPath.get(p), 'full', p);
+    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes']) assert.equal(byPath.get(p), 'full', p);
     assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
@@ -73,20 +73,20 @@ describe('every honoured parameter has a test', () => {
 
 describe('honouredWarnings', () => {
   it('warns for a not-honoured parameter, naming it, its line and what is missing', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="proxy" type="list-string"><member>proxy.example.com:3128</member></attrib>`));
+    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="mirror_site_files" type="list-string"><member>mirrors.txt</member></attrib>`));
     assert.equal(ds.length, 1);
-    assert.equal(ds[0]!.param, 'proxy');
+    assert.equal(ds[0]!.param, 'mirror_site_files');
     assert.equal(ds[0]!.severity, 'warning');
     assert.equal(ds[0]!.code, 'TRAWL_ERR_CONFIG_NOT_HONOURED');
     assert.equal(ds[0]!.location?.line, 5);
-    assert.match(ds[0]!.message, /proxy = proxy\.example\.com:3128 is not honoured/);
+    assert.match(ds[0]!.message, /mirror_site_files = mirrors\.txt is not honoured/);
   });
 
   it('masks secrets in what it quotes', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="proxy" type="list-string"><member>http://pu:ProxyPw@proxy.example.com:3128</member></attrib>`));
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="ftp_acct"><attrib name="ftp.example.com" type="string">fu:FtpPw</attrib></section>`));
     assert.equal(ds.length, 1);
-    assert.doesNotMatch(ds[0]!.message, /ProxyPw/);
-    assert.match(ds[0]!.message, /proxy\.example\.com:3128/);
+    assert.doesNotMatch(ds[0]!.message, /FtpPw/);
+    assert.match(ds[0]!.message, /ftp_acct/);
   });
 
   it('stays quiet for honoured parameters and for values equal to the default', () => {
@@ -104,16 +104,23 @@ describe('honouredWarnings', () => {
     assert.deepEqual(ftp.map((d) => d.param), []);
   });
 
+  it('passwd warns only for the entries whose scheme is not spoken (ntlmv1), without their password', () => {
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="passwd"><attrib name="http://a.example/" type="string">bob:pw1</attrib><attrib name="http://b.example/" type="string">amy:pw2:r:digest</attrib><attrib name="http://c.example/" type="string">eve:pw3:r:NTLMv1</attrib><attrib name="http://d.example/" type="string">al:pw4:CORP:ntlmv2</attrib></section>`));
+    assert.deepEqual(ds.map((d) => d.param), ['passwd.http://c.example/']);
+    assert.match(ds[0]!.message, /the ntlmv1 scheme is not spoken/);
+    assert.doesNotMatch(ds[0]!.message, /pw3/);
+  });
+
   it('a section marked not gives one warning, whatever it holds', () => {
     const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="adaptive"><attrib name="refresh_count" type="integer">2</attrib></section>`));
     assert.deepEqual(ds.map((d) => d.param), ['logins', 'adaptive']);
   });
 
   it('looks into sub-collections and <Node> overrides', () => {
-    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="use_javascript" type="boolean">yes</attrib></SubDomain>\n    <Node name="n1"><attrib name="use_cookies" type="boolean">yes</attrib></Node>`);
+    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="use_javascript" type="boolean">yes</attrib></SubDomain>\n    <Node name="n1"><attrib name="use_javascript" type="boolean">yes</attrib></Node>`);
     const ds = honouredWarnings(c);
-    assert.deepEqual(ds.map((d) => d.param).sort(), ['subdomains.s.use_javascript', 'use_cookies']);
-    assert.equal(ds.find((d) => d.param === 'use_cookies')!.location?.line, 6);
+    assert.deepEqual(ds.map((d) => d.param).sort(), ['subdomains.s.use_javascript', 'use_javascript']);
+    assert.equal(ds.find((d) => d.param === 'use_javascript')!.location?.line, 6);
     // A crawl as node n2, or as no node, does not use n1's override.
     assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.use_javascript']);
     assert.deepEqual(honouredWarnings(c, null).map((d) => d.param), ['subdomains.s.use_javascript']);
@@ -147,7 +154,7 @@ describe('reference: the Honoured column', () => {
   it('shows it for every parameter', () => {
     const ref = renderConfigReference();
     assert.match(ref, /\| Parameter \| Type \| Default \| Where \| Honoured \| Meaning \|/);
-    assert.match(ref, /\| `proxy` \| [^\n]*\| CSN \| no \|/);
+    assert.match(ref, /\| `use_javascript` \| [^\n]*\| CSN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
     assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: adaptive runs as scratch/);
     assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);

@@ -82,7 +82,8 @@ async function recordingServer(answer: (r: Seen, n: number) => { status: number;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Seen = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      // The site is also the collection's proxy: what comes through it has an absolute-form target.
+      const r: Seen = { method: req.method ?? '', path: (req.url ?? '').replace(/^http:\/\/[^/]*/, ''), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       seen.push(r);
       const a = answer(r, seen.length);
       res.writeHead(a.status, { 'content-type': a.type ?? 'text/html' });
@@ -114,7 +115,7 @@ function configXml(o: { name: string; site: string; es: string; enc: string }): 
       <member>Cookie: session=${CLEAR.cookie}</member>
       <member>X-Api-Key: ${CLEAR.apiKey}</member>
     </attrib>
-    <attrib name="proxy" type="list-string"><member>http://pu:${CLEAR.proxy}@proxy.invalid:3128</member></attrib>
+    <attrib name="proxy" type="list-string"><member>http://pu:${CLEAR.proxy}@${host}</member></attrib>
     <section name="include_domains"><attrib name="exact" type="list-string"><member>127.0.0.1</member></attrib></section>
     <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib></section>
     <section name="passwd">
@@ -151,7 +152,7 @@ function assertMasked(where: string, text: string, enc: string): void {
   has(`Cookie: ${MASK}`);
   has(`X-Api-Key: ${MASK}`);
   has('User-Agent: trawl-secrets-test');
-  has(`http://pu:${MASK}@proxy.invalid:3128`);
+  has(`http://pu:${MASK}@127.0.0.1:`);
   has(`bob:${MASK}:realm1:basic`);
   has(`amy:${MASK}`);
   has(`carl:${enc}:realm3:digest`); // ciphertext is kept, so the value can be read back
@@ -241,6 +242,8 @@ describe('secrets never leak', () => {
     assert.equal(page.headers.authorization, `Bearer ${CLEAR.authorization}`);
     assert.equal(page.headers.cookie, `session=${CLEAR.cookie}`);
     assert.equal(page.headers['x-api-key'], CLEAR.apiKey);
+    // The site is the proxy too: the proxy password went to it, as Basic Proxy-Authorization.
+    assert.equal(page.headers['proxy-authorization'], `Basic ${Buffer.from(`pu:${CLEAR.proxy}`).toString('base64')}`);
     const form = site.seen.find((s) => s.path === '/form');
     assert.equal(form?.method, 'POST');
     assert.equal(form?.body, `user=x&pass=${CLEAR.payload}`);

@@ -12,7 +12,7 @@ import { openThreadedCrawlStore } from '../../src/store/storage-client.ts';
 
 const XML = `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="web">
   <section name="include_domains"><attrib name="exact" type="list-string"><member>127.0.0.1</member></attrib></section>
-  <attrib name="proxy" type="list-string"><member>proxy.example.com:3128</member></attrib></DomainSpecification></CrawlerConfig>`;
+  <attrib name="mirror_site_files" type="list-string"><member>mirrors.txt</member></attrib></DomainSpecification></CrawlerConfig>`;
 
 async function withService(dir: string, lines: Array<Record<string, unknown>>, body: (s: CrawlerService) => Promise<void>): Promise<void> {
   const store = await openThreadedCrawlStore(join(dir, 'trawl.db'));
@@ -34,7 +34,7 @@ describe('the daemon logs what a collection sets that this version ignores', () 
     await withService(dir, added, async (s) => {
       await s.addCollection(XML);
     });
-    const warning = (l: Record<string, unknown>) => l.level === 40 && l.param === 'proxy' && l.collection === 'web' && /proxy = proxy\.example\.com:3128 is not honoured/.test(String(l.msg));
+    const warning = (l: Record<string, unknown>) => l.level === 40 && l.param === 'mirror_site_files' && l.collection === 'web' && /mirror_site_files = mirrors\.txt is not honoured/.test(String(l.msg));
     assert.ok(added.some(warning), JSON.stringify(added));
     const loaded: Array<Record<string, unknown>> = [];
     await withService(dir, loaded, async () => {});

@@ -471,6 +471,26 @@ describe('delta, cycles and cOmPIEtE (2.2.4.3–2.2.4.5)', () => {
     assert.equal(s.previousCycle()?.number, 0);
   });
 
+  it('mergeDelta into "previous" adds to the cycle before the current one (a reopened cycle), and to cOmPIEtE', () => {
+    const s = new Statistics({ schema: 'collectionschema', name: 'c', nowS: 0 });
+    s.record('Processed', 1);
+    s.record('Processed', 1);
+    s.newCycle(50);
+    s.record('Processed', 1);
+    s.mergeDelta(60, 'previous');
+    assert.deepEqual(s.cycle(0)!.scalar.Processed, [3, 1, 1, 3]);
+    assert.equal(s.cycle(0)!.stopTs, 60);
+    assert.equal(s.cycle(1)!.scalar.Processed, undefined);
+    assert.deepEqual(s.complete.scalar.Processed, [3, 1, 1, 3]);
+    assert.equal(s.previousCycle()?.number, 0);
+    // With no earlier cycle kept, it is the current one.
+    const one = new Statistics({ schema: 'collectionschema', name: 'd', nowS: 0, keep: 1 });
+    one.newCycle(10);
+    one.record('Processed', 1);
+    one.mergeDelta(20, 'previous');
+    assert.deepEqual(one.cycle(1)!.scalar.Processed, [1, 1, 1, 1]);
+  });
+
   it('"prev" is the cycle before the current one, and "cur" is {} until something is merged', () => {
     const g = new GlobalStatistics({ nowS: 0 });
     const s = new Statistics({ schema: 'collectionschema', name: 'c', nowS: 0 });

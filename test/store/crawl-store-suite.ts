@@ -357,6 +357,21 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('keeps a cookie jar per collection: replaced by put, gone with its collection', async () => {
+      const s = await target.open();
+      await s.putCollection('c', '<x/>', 1);
+      await s.putCollection('d', '<x/>', 1);
+      assert.equal(await s.getCookieJar('c'), undefined);
+      await s.putCookieJar('c', '{"cookies":[1]}', 10);
+      await s.putCookieJar('c', '{"cookies":[2]}', 11);
+      await s.putCookieJar('d', '{"cookies":[3]}', 11);
+      assert.equal(await s.getCookieJar('c'), '{"cookies":[2]}');
+      await s.deleteCollection('c');
+      assert.equal(await s.getCookieJar('c'), undefined);
+      assert.equal(await s.getCookieJar('d'), '{"cookies":[3]}');
+      await s.close();
+    });
+
     it('deleteCollection removes everything of that collection only', async () => {
       const s = await target.open();
       for (const c of ['c', 'd']) {

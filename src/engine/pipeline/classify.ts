@@ -5,6 +5,7 @@
  *   3xx ──────► redirect (followed as a link of this page, up to max_redirects)
  *   304 ──────► unchanged
  *   2xx ──────► on to the body's stages
+ *   401 the passwd credentials did not get past (authFailure) ──► skipped ot, with the reason
  *   4xx/5xx ──► Retry-After pauses the site (429, 503), then the error policy (the status)
  *
  * The error policy is http_errors, or for an ftp:// URI ftp_errors applied
@@ -72,6 +73,8 @@ export class ClassifyStage implements PageStage {
     if (REDIRECT_STATUSES.has(o.status)) return this.redirect(ctx, o);
     if (o.status === 304) return UNCHANGED;
     if (o.status >= 200 && o.status < 300) return undefined;
+    // passwd credentials that did not get past a 401: skipped with the reason, never deleted.
+    if (o.authFailure !== undefined) return { kind: 'skipped', code: 'ot', reason: o.authFailure };
     if (o.status === 429 || o.status === 503) {
       const now = env.now();
       const wait = retryAfterMs(o.headers['retry-after'], now);

@@ -1,7 +1,8 @@
 /**
  * The request as the collection's protocol settings make it: the method and
  * body of a POST (post_payload), Accept-Encoding (accept_compression) and
- * HTTP/1.0 mode (use_http_1_1 off: no keep-alive, no compression). The
+ * HTTP/1.0 mode (use_http_1_1 off: no keep-alive, no compression), and the
+ * Referer (the page the URI was found on, when trawl_http send_referer). The
  * configured header lines (User-Agent and the rest of `headers`) come with
  * the request and are in `call.headers` already.
  */
@@ -17,6 +18,7 @@ export const requestHeaders: FetchInterceptor = (next) => (call) => {
   headers['accept-encoding'] = req.acceptCompression && !req.http10 ? ACCEPT_ENCODING : 'identity';
   // undici always speaks HTTP/1.1 on the wire; Connection: close is what is left of 1.0.
   if (req.http10) headers.connection = 'close';
+  if (req.referer !== undefined) headers.referer = req.referer;
   if (req.postBody !== undefined) {
     call.method = 'POST';
     call.body = req.postBody;

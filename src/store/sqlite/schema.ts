@@ -12,6 +12,7 @@
  *        index (collection, checksum)                    ◄── duplicate detection
  *        index (collection, site, status)                ◄── site deletes and feeds
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
+ *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
  *   feed_outbox (id PK; collection+destination+url unique)
  *                                    content submissions waiting to be sent
@@ -20,6 +21,8 @@
  */
 
 /**
+ * 4: the cookie_jars table (use_cookies: the jar survives a restart).
+ *
  * 3: a record is found by URL through its frontier row (`record_id`), so
  * the records table has no index over the URL of its own, and a
  * completion writes one random index page fewer. A record written outside
@@ -34,7 +37,7 @@
  *
  * What each version saved: bench/README.md, *What changed*.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export const RECORD_FIELDS = `collection TEXT NOT NULL,
   url TEXT NOT NULL,
@@ -67,7 +70,7 @@ export const RECORD_COLUMNS = `collection, url, site, status, http_status, check
   skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch`;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -140,4 +143,9 @@ CREATE TABLE IF NOT EXISTS sites (
   stats TEXT,
   PRIMARY KEY (collection, site)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cookie_jars (
+  collection TEXT PRIMARY KEY,
+  jar TEXT NOT NULL,
+  saved_ms INTEGER NOT NULL
+);
 `;

@@ -120,6 +120,15 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     this.db.prepare(`UPDATE collections SET ${cols.join(', ')} WHERE name = ?`).run(...vals, name);
   }
 
+  async getCookieJar(name: string): Promise<string | undefined> {
+    const r = this.st.getCookieJar.get(name) as { jar: string } | undefined;
+    return r?.jar;
+  }
+
+  async putCookieJar(name: string, jar: string, nowMs: number): Promise<void> {
+    this.st.putCookieJar.run(name, jar, nowMs);
+  }
+
   async deleteCollection(name: string): Promise<void> {
     this.tx(() => {
       for (const st of this.st.deleteCollectionRows) st.run(name);

@@ -35,6 +35,9 @@ export function prepareStatements(db: DatabaseSync) {
     /** One per table of COLLECTION_TABLES, then the collection's own row. */
     deleteCollectionRows: COLLECTION_TABLES.map((t) => p(`DELETE FROM ${t} WHERE collection = ?`)),
     deleteCollection: p('DELETE FROM collections WHERE name = ?'),
+    getCookieJar: p('SELECT jar FROM cookie_jars WHERE collection = ?'),
+    putCookieJar: p(`INSERT INTO cookie_jars (collection, jar, saved_ms) VALUES (?, ?, ?)
+                     ON CONFLICT (collection) DO UPDATE SET jar = excluded.jar, saved_ms = excluded.saved_ms`),
 
     // ----------------------------------------------------------- frontier
     enqueue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)

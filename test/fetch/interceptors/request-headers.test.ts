@@ -43,3 +43,14 @@ describe('requestHeaders', () => {
     assert.equal(r.body, '');
   });
 });
+
+describe('requestHeaders: Referer', () => {
+  it('sends the referer the request names, and none otherwise', async () => {
+    const { core, reached } = fakeCore();
+    const send = composeFetch(core, [requestHeaders]);
+    await send(call({ referer: 'http://site.test/list' }));
+    await send(call());
+    assert.equal(reached[0]!.headers.referer, 'http://site.test/list');
+    assert.equal(reached[1]!.headers.referer, undefined);
+  });
+});
