@@ -83,10 +83,12 @@ describe('honouredWarnings', () => {
   });
 
   it('masks secrets in what it quotes', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="ftp_acct"><attrib name="ftp.example.com" type="string">fu:FtpPw</attrib></section>`));
+    // ftp_acct is honoured (the FTP fetcher logs in with it): no warning.
+    assert.deepEqual(honouredWarnings(read(`${SCOPE}\n    <section name="ftp_acct"><attrib name="ftp.example.com" type="string">fu:FtpPw</attrib></section>`)), []);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="passwd"><attrib name="http://c.example/" type="string">eve:SecretPw:r:ntlmv1</attrib></section>`));
     assert.equal(ds.length, 1);
-    assert.doesNotMatch(ds[0]!.message, /FtpPw/);
-    assert.match(ds[0]!.message, /ftp_acct/);
+    assert.doesNotMatch(ds[0]!.message, /SecretPw/);
+    assert.match(ds[0]!.message, /passwd/);
   });
 
   it('stays quiet for honoured parameters and for values equal to the default', () => {
