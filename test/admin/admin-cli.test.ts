@@ -167,7 +167,9 @@ describe('trawl admin, as an operator reads it', () => {
   it('add FILE.yml: converts the Elastic YAML, says what it set and warned, and adds it; a file that does not convert says how to fix it', async () => {
     const h = site.host(IP);
     const yml = join(data, 'elastic.yml');
-    writeFileSync(yml, `crawl_id: from-elastic\ndomains:\n  - url: http://${IP}:${h.port}\n    seed_urls:\n      - ${h.url('/')}\nmax_crawl_depth: 3\nthreads_per_crawl: 4\n`);
+    // A seed that takes its time to answer keeps the first cycle running while the checks below look at it.
+    site.setRoute(IP, '/slow-seed', { kind: 'html', body: '<p>slow</p>', delayMs: 20_000 });
+    writeFileSync(yml, `crawl_id: from-elastic\ndomains:\n  - url: http://${IP}:${h.port}\n    seed_urls:\n      - ${h.url('/slow-seed')}\nmax_crawl_depth: 3\nthreads_per_crawl: 4\n`);
     const r = await admin('add', yml);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out.trim(), 'ok: collection from-elastic added or updated');
@@ -175,7 +177,7 @@ describe('trawl admin, as an operator reads it', () => {
     assert.match(r.err, /trawl: .*elastic\.yml: Elastic Open Crawler YAML converted to MS-FSCCFG collection "from-elastic", setting [^;]*start_uris[^;]*crawlmode[^;]* \(1 warning above\); `trawl config convert .*elastic\.yml --to xml` prints the XML/);
     const list = await admin('--json', 'list');
     assert.deepEqual((JSON.parse(list.out) as string[]).sort(), ['from-elastic', 'web']);
-    // Its first cycle runs (MS-FSCCFG's 60 s delay: one request so far): no cycle has finished yet.
+    // Its first cycle runs (the seed answers in 20 s): no cycle has finished yet.
     const st = await admin('stats', 'from-elastic');
     assert.equal(st.code, 0, st.err);
     assert.match(st.out.split('\n')[0]!, /^\s+current cycle\s+last finished cycle \(none yet\)$/);

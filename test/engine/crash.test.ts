@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { COMMIT_BACKLOG } from '../../src/frontier/site-scheduler.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
@@ -158,7 +159,11 @@ describe('crash safety', () => {
       const config = writeConfig(site.host(HOSTS[0]!).url('/'));
       const data = tempDir();
       const run = crawlProcess(data, config);
-      setTimeout(() => run.kill('SIGINT'), 1200);
+      // Once the crawl is fetching (its signal handlers are in place by then), however long a loaded machine took to start it.
+      const started = Date.now();
+      while (site.requests.length < 5 && Date.now() - started < 30_000) await sleep(50);
+      await sleep(300);
+      run.kill('SIGINT');
       assert.equal(await run.done, 0);
       const first = JSON.parse(run.stdout()) as { collections: Array<{ complete: boolean; stoppedBy: string; requests: number; queued: number }> };
       assert.equal(first.collections[0]!.stoppedBy, 'signal');

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultPath, MAX_COOKIES_PER_DOMAIN, MemoryCookieJar, parseCookieDate, pathMatch } from '../../src/fetch/cookies.ts';
+import { defaultPath, parseDate, pathMatch } from 'tough-cookie';
+import { MAX_COOKIE_BYTES, MAX_COOKIES_PER_DOMAIN, MemoryCookieJar } from '../../src/fetch/cookies.ts';
+
+/** RFC 6265 5.1.1 through tough-cookie, which the jar parses Expires with: ms, or undefined when refused. */
+const parseCookieDate = (text: string): number | undefined => parseDate(text)?.getTime();
 
 function jar(now = { t: Date.UTC(2026, 0, 1) }, sessionTtlMs = 900_000): MemoryCookieJar {
   return new MemoryCookieJar({ sessionTtlMs, now: () => now.t });
@@ -59,11 +63,25 @@ describe('MemoryCookieJar: storage rules (RFC 6265 5.3)', () => {
     assert.equal(j.getCookieString('http://other.example.com/'), 'e=5');
   });
 
-  it('a public-suffix Domain equal to the host makes a host-only cookie (localhost)', () => {
+  it('refuses a Domain on the public suffix list, takes the registrable domain below it', () => {
+    const j = jar();
+    j.setCookie('a=1; Domain=co.uk', 'http://www.example.co.uk/');
+    j.setCookie('b=2; Domain=.co.uk', 'http://www.example.co.uk/');
+    j.setCookie('c=3; Domain=github.io', 'http://someone.github.io/');
+    assert.equal(j.size, 0, 'co.uk and github.io are public suffixes');
+    j.setCookie('d=4; Domain=example.co.uk', 'http://www.example.co.uk/');
+    assert.equal(j.getCookieString('http://shop.example.co.uk/'), 'd=4');
+    assert.equal(j.getCookieString('http://other.co.uk/'), '');
+  });
+
+  it('Domain=localhost from localhost is kept and sent back', () => {
+    // RFC 6265 5.3 step 5 would make this host-only; tough-cookie treats
+    // localhost as an RFC 6761 special-use name, not a public suffix, so
+    // it is a domain cookie for localhost (the jar had no list before).
     const j = jar();
     j.setCookie('a=1; Domain=localhost', 'http://localhost/');
     assert.equal(j.getCookieString('http://localhost/'), 'a=1');
-    assert.equal(j.all()[0]!.hostOnly, true);
+    assert.equal(j.all()[0]!.hostOnly, false);
   });
 
   it('an IP address host: a Domain must be the address itself', () => {
@@ -137,10 +155,20 @@ describe('MemoryCookieJar: storage rules (RFC 6265 5.3)', () => {
     assert.doesNotMatch(j.getCookieString('http://h.test/'), /\bc0=/);
   });
 
-  it('ignores a Set-Cookie without "=", with an empty name, or with control characters', () => {
+  it('ignores a Set-Cookie without "=", with an empty name, with control characters, or too long', () => {
     const j = jar();
-    for (const h of ['novalue', '=x', 'a=b\u0001c', '']) j.setCookie(h, 'http://h.test/');
+    for (const h of ['novalue', '=x', 'a=b\u0001c', '', `big=${'x'.repeat(MAX_COOKIE_BYTES)}`]) j.setCookie(h, 'http://h.test/');
+    j.setCookie('x=1', 'not a url');
     assert.equal(j.size, 0);
+    assert.equal(j.getCookieString('not a url'), '');
+  });
+
+  it('Secure from loopback http is refused too: trawl does not treat 127.0.0.0/8 as https', () => {
+    const j = jar();
+    j.setCookie('s=1; Secure', 'http://127.0.0.1/');
+    j.setCookie('t=2; Secure', 'https://127.0.0.1/');
+    assert.equal(j.getCookieString('http://127.0.0.1/'), '');
+    assert.equal(j.getCookieString('https://127.0.0.1/'), 't=2');
   });
 });
 
@@ -175,5 +203,45 @@ describe('serialize and deserialize (the crawl store keeps the jar)', () => {
     now.t += 60_000;
     assert.equal(MemoryCookieJar.deserialize(text, { sessionTtlMs: 60_000, now: () => now.t }).size, 1, 'the session cookie ended with cookie_timeout');
     assert.equal(MemoryCookieJar.deserialize('not json', { sessionTtlMs: 1 }).size, 0);
+  });
+
+  it('reads text it did not write as an empty jar: the format before tough-cookie, and damaged text', () => {
+    const opts = { sessionTtlMs: 60_000, now: () => Date.UTC(2026, 0, 1) };
+    const before = JSON.stringify({ version: 1, cookies: [{ name: 'a', value: '1', domain: 'h.test', path: '/', hostOnly: true, secure: false, expiresMs: Date.UTC(2030, 0, 1), persistent: true, createdMs: 1 }] });
+    for (const text of [before, '{}', 'null', '[]', '{"version":"tough-cookie@6.1.0","cookies":[null,{"key":"k"},7]}', '{"version":"tough-cookie@6.1.0","cookies":"x"}']) {
+      const k = MemoryCookieJar.deserialize(text, opts);
+      assert.equal(k.size, 0, text);
+      assert.equal(k.getCookieString('http://h.test/'), '', text);
+      assert.equal(k.changed, false, text);
+    }
+  });
+
+  it('keeps the session mark and the jar options through the crawl store text', () => {
+    const now = { t: Date.UTC(2026, 0, 1) };
+    const j = jar(now, 60_000);
+    j.setCookie('s=1', 'http://www.example.co.uk/');
+    j.setCookie('p=2; Max-Age=600', 'http://www.example.co.uk/');
+    // Text that asks for the public suffixes to be let through does not get it.
+    const text = j.serialize().replace('"rejectPublicSuffixes":true', '"rejectPublicSuffixes":false');
+    const k = MemoryCookieJar.deserialize(text, { sessionTtlMs: 60_000, now: () => now.t });
+    assert.deepEqual(k.describe('http://www.example.co.uk/'), ['s (www.example.co.uk/, session)', 'p (www.example.co.uk/)']);
+    k.setCookie('x=1; Domain=co.uk', 'http://www.example.co.uk/');
+    assert.equal(k.size, 2);
+  });
+});
+
+describe('MemoryCookieJar: the bounds trawl keeps around tough-cookie', () => {
+  it('at most 3000 cookies in all: the oldest goes, whatever its domain', () => {
+    const now = { t: 1 };
+    const j = jar(now);
+    for (let d = 0; d < 61; d++) {
+      for (let i = 0; i < 50 && d * 50 + i <= 3000; i++) {
+        now.t++;
+        j.setCookie(`c${i}=v`, `http://d${d}.test/`);
+      }
+    }
+    assert.equal(j.size, 3000);
+    assert.equal(j.getCookieString('http://d0.test/').split('; ')[0], 'c1=v', 'c0 of the first domain, the oldest, went');
+    assert.equal(j.getCookieString('http://d60.test/'), 'c0=v');
   });
 });
