@@ -195,7 +195,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
   const cmd = program
     .command('crawl')
     .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
-    .argument('<inputs...>', 'configuration files, or http(s) URLs to crawl within their own sites')
+    .argument('<inputs...>', 'configuration files, or http(s) or ftp URLs to crawl within their own sites')
     .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
     .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
     .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')

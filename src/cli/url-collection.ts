@@ -48,12 +48,15 @@ export interface UrlOptionValues {
 /**
  * A collection that crawls the given URLs, scoped to their own hosts, with
  * the one-shot defaults written into it (so the crawl store keeps them, and
- * `trawl admin config` or `config show` print them).
+ * `trawl admin config` or `config show` print them); ftp is allowed when
+ * one of them is ftp://.
  */
 export function collectionForUrls(urls: readonly string[], o: UrlCrawlOptions = {}): CollectionConfig {
   const c = emptyCollection(`crawl-${new URL(urls[0]!).hostname.replace(/[^A-Za-z0-9.-]/g, '_')}`);
   for (const [k, v] of ONE_SHOT_DEFAULTS) c.root.attribs.set(k, Array.isArray(v) ? [...(v as readonly string[])] : v);
   c.root.attribs.set('start_uris', [...urls]);
+  // An ftp:// URL: the FTP fetcher crawls it (docs/crawling.md, FTP).
+  if (urls.some((u) => /^ftp:/i.test(u))) c.root.attribs.set('allowed_schemes', ['http', 'https', 'ftp']);
   if (o.delayS !== undefined) c.root.attribs.set('delay', o.delayS);
   if (o.userAgent !== undefined) c.root.attribs.set('headers', [`User-Agent: ${o.userAgent}`]);
   if (o.sitemaps !== undefined) c.root.attribs.set('use_sitemaps', o.sitemaps);
@@ -70,7 +73,7 @@ export function collectionForUrls(urls: readonly string[], o: UrlCrawlOptions = 
 }
 
 /** Whether a command-line input is a URL to crawl (else a configuration file). */
-export const isUrlInput = (input: string): boolean => /^https?:\/\//i.test(input);
+export const isUrlInput = (input: string): boolean => /^(?:https?|ftp):\/\//i.test(input);
 
 /** The URLs as the crawl takes them (WHATWG-serialised), or a usage error naming the bad ones. */
 export function checkedUrls(urls: readonly string[]): string[] {

@@ -18,6 +18,7 @@ import { httpAuthFor } from '../engine/cycle-setup.ts';
 import { keyFilePath, loadKeyFile, type SecretKey } from '../config/secrets.ts';
 import { proxyRoutes, requestPlan, usesProxies, type RequestPlan } from '../engine/request-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
+import { ftpUserFor } from '../engine/cycle-setup.ts';
 import { MemoryCookieJar } from '../fetch/cookies.ts';
 import { RobotsManager } from '../engine/robots-manager.ts';
 import { EgressChecker, SiteResolver } from '../fetch/egress.ts';
@@ -157,7 +158,12 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           const trace = [...d.trace];
           const credentials = auth?.describe(url);
           let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace, ...(credentials !== undefined ? { credentials } : {}) };
-          if (d.allowed) {
+          if (d.allowed && url.protocol === 'ftp:') {
+            // Which account an FTP fetch would log in with (its name only), and no robots.txt: it is an HTTP convention.
+            const who = ftpUserFor(s, url.hostname);
+            trace.push({ rule: 'ftp_acct', verdict: 'pass', reason: who.configured ? `logs in as ${who.user}, the ftp_acct account for ${url.hostname}` : `logs in as anonymous: no ftp_acct account for ${url.hostname}` });
+            trace.push({ rule: 'robots.txt', verdict: 'pass', reason: 'not consulted: robots.txt does not apply to FTP' });
+          } else if (d.allowed) {
             // robots.txt last, as in the crawl (it is consulted when the URI is leased).
             let rules = fileRules;
             let source = opts.robots !== undefined ? `robots.txt from ${opts.robots}` : '';

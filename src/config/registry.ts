@@ -257,8 +257,8 @@ const HTTP_ERRORS = section({
 });
 
 const FTP_ERRORS = section({
-  name: 'ftp_errors', key: 'ftpErrors', honoured: 'not', meaning: 'What to do with a document on each FTP response or error.', spec: 'MS-FSCCFG 2.2.4.13', attribs: [], sections: [],
-  dynamicAttrib: errorPolicy('MS-FSCCFG 2.2.4.13', 'not'),
+  name: 'ftp_errors', key: 'ftpErrors', honoured: 'full', meaning: 'What to do with a document on each FTP reply code (550, 530, 4xx, …) or error, as http_errors does for HTTP.', spec: 'MS-FSCCFG 2.2.4.13', attribs: [], sections: [],
+  dynamicAttrib: errorPolicy('MS-FSCCFG 2.2.4.13', 'full'),
   defaults: { '4xx': 'DELETE:3', '550': 'DELETE:0', '5xx': 'DELETE:3', int: 'KEEP:0', net: 'DELETE:3, RETRY:1' },
 });
 
@@ -344,8 +344,8 @@ const PASSWD = section({
 });
 
 const FTP_ACCT = section({
-  name: 'ftp_acct', key: 'ftpAcct', honoured: 'not', meaning: 'FTP accounts, by site name.', spec: 'MS-FSCCFG 2.2.4.21', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<site>', key: 'account', honoured: 'not', type: 'string', secret: 'credentials', check: checkFtpAccount, nameCheck: checkHostName, meaning: 'username:password for FTP on that site.', spec: 'MS-FSCCFG 2.2.4.21' }),
+  name: 'ftp_acct', key: 'ftpAcct', honoured: 'full', meaning: 'FTP accounts, by site name; other FTP sites are logged in to as anonymous.', spec: 'MS-FSCCFG 2.2.4.21', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<site>', key: 'account', honoured: 'full', type: 'string', secret: 'credentials', check: checkFtpAccount, nameCheck: checkHostName, meaning: 'username:password for FTP on that site (the host name of its URIs); the password may be !ENC! encrypted.', spec: 'MS-FSCCFG 2.2.4.21' }),
 });
 
 const EXCLUDE_HEADERS = section({
@@ -570,15 +570,15 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'fetch_timeout', key: 'fetchTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download one document.', spec: S }),
   attrib({ name: 'allowed_types', key: 'allowedTypes', honoured: 'full', type: 'list-string', default: ['text/html', 'text/plain', 'application/msword', 'application/msexcel', 'application/pt', 'application/pdf'], check: checkMimePattern, meaning: 'MIME types kept; others are discarded. * matches a whole field (text/*, */*).', spec: S }),
   attrib({ name: 'force_mimetype_detection', key: 'forceMimetypeDetection', honoured: 'full', type: 'boolean', default: false, meaning: 'Detect MIME types from the content instead of trusting Content-Type.', spec: S }),
-  attrib({ name: 'allowed_schemes', key: 'allowedSchemes', honoured: { partly: 'only http and https are fetched; ftp URIs are never fetched', values: ['ftp'] }, type: 'list-string', default: ['http'], check: checkScheme, sub: true, meaning: 'URI schemes that are crawled.', spec: S }),
-  attrib({ name: 'ftp_passive', key: 'ftpPassive', honoured: 'not', type: 'boolean', default: true, sub: true, meaning: 'Use passive FTP.', spec: S }),
+  attrib({ name: 'allowed_schemes', key: 'allowedSchemes', honoured: 'full', type: 'list-string', default: ['http'], check: checkScheme, sub: true, meaning: 'URI schemes that are crawled: http, https, ftp.', spec: S }),
+  attrib({ name: 'ftp_passive', key: 'ftpPassive', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Use passive FTP.', spec: S }),
   attrib({ name: 'domain_clustering', key: 'domainClustering', honoured: 'not', type: 'boolean', default: false, meaning: 'Route hosts of one domain to one node scheduler (multinode).', spec: S }),
   attrib({ name: 'max_inter_docs', key: 'maxInterDocs', honoured: 'full', type: 'integer', min: 1, meaning: 'Documents fetched from one site before another site gets a turn.', spec: S }),
   attrib({ name: 'max_redirects', key: 'maxRedirects', honoured: 'full', type: 'integer', default: 10, min: 0, meaning: 'Longest chain of HTTP redirects followed from one URI.', spec: S }),
   attrib({ name: 'diffcheck', key: 'diffcheck', honoured: 'full', type: 'boolean', default: true, meaning: 'Detect duplicate documents by checksum.', spec: S }),
   attrib({ name: 'near_duplicate_detection', key: 'nearDuplicateDetection', honoured: 'not', type: 'boolean', default: false, meaning: 'Detect near-duplicates by word patterns.', spec: S }),
   attrib({ name: 'max_uri_recursion', key: 'maxUriRecursion', honoured: 'full', type: 'integer', default: 5, min: 0, meaning: 'Times a path pattern may repeat in successor URIs (trap guard).', spec: S }),
-  attrib({ name: 'ftp_searchlinks', key: 'ftpSearchlinks', honoured: 'not', type: 'boolean', default: true, meaning: 'Extract links from documents fetched over FTP.', spec: S }),
+  attrib({ name: 'ftp_searchlinks', key: 'ftpSearchlinks', honoured: 'full', type: 'boolean', default: true, meaning: 'Extract links from documents fetched over FTP (directory listings are HTML pages of links); off, none is followed.', spec: S }),
   attrib({ name: 'use_javascript', key: 'useJavascript', honoured: 'not', type: 'boolean', default: false, sub: true, meaning: 'Run the JavaScript of HTML documents.', spec: S }),
   attrib({ name: 'javascript_keep_html', key: 'javascriptKeepHtml', honoured: 'not', type: 'boolean', default: false, meaning: 'Index the HTML produced by JavaScript instead of the original (needs use_javascript).', spec: S }),
   attrib({ name: 'javascript_delay', key: 'javascriptDelayS', honoured: 'not', type: 'real', min: 0, unit: 's', meaning: 'Delay between fetches of JavaScript dependencies; delay when absent.', spec: S }),

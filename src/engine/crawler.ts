@@ -19,6 +19,7 @@
 import { isDiskFull } from '../core/disk-full.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { writeCollectionXml } from '../config/writer.ts';
+import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher } from '../fetch/http-fetcher.ts';
 import type { HttpAuth } from '../fetch/interceptors/http-auth.ts';
 import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
@@ -64,6 +65,7 @@ export class CollectionCrawl {
   private prepared = false;
   private env!: CycleEnv;
   private fetcher!: HttpFetcher;
+  private ftp!: FtpFetching;
   private auth: HttpAuth | undefined;
   private seeder!: Seeder;
   private siteTasks!: SiteTasks;
@@ -167,7 +169,7 @@ export class CollectionCrawl {
       env.screening.takeBack();
       // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
       await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
-      await this.fetcher.close();
+      await Promise.all([this.fetcher.close(), this.ftp.close()]);
       await this.auth?.close();
       if (cookies) await this.saveCookies(cookies);
       await this.stats.settled();
@@ -225,6 +227,7 @@ export class CollectionCrawl {
     });
     this.env = parts.env;
     this.fetcher = parts.fetcher;
+    this.ftp = parts.ftp;
     this.auth = parts.auth;
     this.seeder = parts.seeder;
     this.siteTasks = parts.siteTasks;

@@ -2,7 +2,7 @@
  * A cycle's parts, made from the collection's configuration when a cycle is
  * set up (or an idle collection is prepared for an operator's request):
  *
- *   settings ─► Runtime ─► resolver + fetcher (client certificate, proxies) ─► robots.txt manager
+ *   settings ─► Runtime ─► resolver + fetcher (client certificate, proxies) + FTP fetcher ─► robots.txt manager
  *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
  *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
  *                       ─► Seeder, PagePipeline ─► SiteTasks
@@ -11,13 +11,16 @@
 import { readClientCertificate } from '../config/client-cert.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
-import { parseCredentials } from '../config/values.ts';
+import { parseCredentials, parseFtpAccount } from '../config/values.ts';
 import { Agent } from 'undici';
 import { pinnedLookup } from '../fetch/interceptors/egress.ts';
 import { HttpAuth } from '../fetch/interceptors/http-auth.ts';
 import { PasswdTable, type AuthCredentials } from '../fetch/passwd.ts';
 import type { CollectionCookies } from './collection-cookies.ts';
 import { EgressChecker, SiteResolver, type EgressPolicy } from '../fetch/egress.ts';
+import type { CollectionSettings } from '../config/registry.ts';
+import type { FtpAccount } from '../fetch/ftp-fetcher.ts';
+import { LazyFtpFetcher, type FtpFetching } from '../fetch/ftp-lazy.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { sharedExtractPool } from '../extract/extract-pool.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
@@ -55,6 +58,8 @@ export interface CrawlShared {
 export interface CycleSetup {
   readonly env: CycleEnv;
   readonly fetcher: HttpFetcher;
+  /** ftp:// URIs (allowed_schemes ftp); holds no connection until one is fetched. */
+  readonly ftp: FtpFetching;
   /** The authentication interceptor's state (passwd), closed with the fetcher. */
   readonly auth: HttpAuth | undefined;
   readonly seeder: Seeder;
@@ -96,7 +101,8 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const rt = buildRuntime(config, { ...(opts.node !== undefined ? { node: opts.node } : {}), ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}) });
   const s = rt.settings;
   const egress: EgressPolicy = { ...s.egress, ...opts.egress };
-  const resolver = new SiteResolver(new EgressChecker(egress), s.egress.dnsTtlS * 1000, opts.lookup, now);
+  const checker = new EgressChecker(egress);
+  const resolver = new SiteResolver(checker, s.egress.dnsTtlS * 1000, opts.lookup, now);
   if (opts.onDnsLookup) resolver.onLookup = opts.onDnsLookup;
   // !ENC! values (proxy passwords, payloads) are decrypted with the key file, read once if one needs it.
   let secretKey: SecretKey | undefined;
@@ -112,6 +118,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
     cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
   });
   const proxyFor = usesProxies(rt) ? proxyRoutes(rt, fetcher, key) : undefined;
+  const ftp = new LazyFtpFetcher(resolver, checker, { account: ftpAccounts(s, key), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes, observer: opts.fetchObserver });
   const robots = new RobotsManager(opts.store, rt.name, fetcher, {
     obey: s.robots, ttlS: s.robotsTtlS, timeoutS: s.robotsTimeoutS, authIgnore: s.robotsAuthIgnore, toutIgnore: s.robotsToutIgnore,
     productToken: rt.productToken, headers: rt.headers, maxBytes: 512 * 1024,
@@ -148,8 +155,43 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
   const siteTasks = new SiteTasks({
-    env, resolver, fetcher, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused,
+    env, resolver, fetcher, ftp, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused,
     proxyFor, postPayloadFor: postPayloads(s.postPayload, key), sendReferer: s.http.sendReferer,
   });
-  return { env, fetcher, auth, seeder, siteTasks };
+  return { env, fetcher, ftp, auth, seeder, siteTasks };
+}
+
+/**
+ * ftp_acct (MS-FSCCFG 2.2.4.21): the account for a host, by site name
+ * (compared without regard to case), its password revealed (!ENC!
+ * decrypted with the key file) the first time the host is fetched, and
+ * held only by the fetcher. No account: anonymous.
+ */
+export function ftpAccounts(s: CollectionSettings, key: () => SecretKey): (host: string) => FtpAccount | undefined {
+  const table = ftpAccountTable(s);
+  if (table.size === 0) return () => undefined;
+  const revealed = new Map<string, FtpAccount>();
+  return (host) => {
+    const h = host.toLowerCase();
+    const known = revealed.get(h);
+    if (known) return known;
+    const value = table.get(h);
+    if (value === undefined) return undefined;
+    const parsed = parseFtpAccount(value);
+    if (!parsed.ok) return undefined;
+    const account = { user: parsed.value.username, password: revealSecret(parsed.value.password, key) };
+    revealed.set(h, account);
+    return account;
+  };
+}
+
+function ftpAccountTable(s: CollectionSettings): Map<string, string> {
+  return new Map(Object.entries(s.ftpAcct).map(([site, value]) => [site.toLowerCase(), value]));
+}
+
+/** The user name an FTP fetch of `host` logs in with (ftp_acct, else anonymous); never the password. */
+export function ftpUserFor(s: CollectionSettings, host: string): { user: string; configured: boolean } {
+  const value = ftpAccountTable(s).get(host.toLowerCase());
+  const parsed = value === undefined ? undefined : parseFtpAccount(value);
+  return parsed?.ok ? { user: parsed.value.username, configured: true } : { user: 'anonymous', configured: false };
 }

@@ -47,6 +47,8 @@ export interface Runtime {
   readonly productToken: string;
   /** The http_errors policy for a status (exact, then wildcard such as 4xx or 40X), or for net / ttl / int. */
   httpPolicy(key: number | 'net' | 'ttl' | 'int'): ErrorPolicy;
+  /** The ftp_errors policy for an FTP reply code (exact, then wildcard such as 5xx), or for net / ttl / int (MS-FSCCFG 2.2.4.13). */
+  ftpPolicy(key: number | 'net' | 'ttl' | 'int'): ErrorPolicy;
   /** The settings that apply to a URI of this sub-collection (or the collection). */
   settingsFor(sub: string | undefined): CollectionSettings;
   /** Which sub-collection a URL belongs to (the first whose rules it matches). */
@@ -170,6 +172,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
   });
   const headers = parseHeaders(settings.headers);
   const policy = compilePolicies(settings.httpErrors);
+  const ftpPolicy = compilePolicies(settings.ftpErrors);
   const slots = new Map<string | undefined, Array<[TimeSlot, SlotDelay]>>([[undefined, compileSlots(settings.variableDelay)]]);
   for (const sub of subs) slots.set(sub.name, compileSlots(sub.settings.variableDelay));
   const wq = settings.workqueuePriority;
@@ -200,6 +203,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     headers,
     productToken: productTokenOf(headers['user-agent']),
     httpPolicy: policy,
+    ftpPolicy,
     settingsFor: (sub) => subs.find((s) => s.name === sub)?.settings ?? settings,
     headersFor: (sub) => (sub === undefined ? headers : (subs.find((s) => s.name === sub)?.headers ?? headers)),
     subOf: (url) => subs.find((s) => s.matches(url))?.name,

@@ -2,10 +2,12 @@
  * One unit of work on a ready site: its robots.txt, or its next URI.
  *
  *   resolve + pin DNS (bind the per-IP gate; ipmask / ip6mask judged once per site)
- *   robots.txt: the rules in memory, else the crawl store's copy, else fetched (the whole task)
+ *   robots.txt: the rules in memory, else the crawl store's copy, else fetched (the whole task);
+ *               none for an ftp:// site (robots.txt is an HTTP convention: said once per site)
  *   lease ─► a suspect waits for the one under way ─► refused before any request?
  *         (robots.txt, a sent link out of scope, an address rule) ─► max_doc
- *         ─► fetch (the gate moves on when the request is sent) ─► PagePipeline
+ *         ─► fetch (the gate moves on when the request is sent; HttpFetcher, or FtpFetcher
+ *            for ftp://) ─► PagePipeline
  *
  * A task holds a request slot until its response is in (releaseSlot); the
  * site may start its next request once the pipeline has made its decisions
@@ -16,6 +18,7 @@ import { isDiskFull } from '../core/disk-full.ts';
 import { pathAndQuery } from '../core/url.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import type { SiteResolver } from '../fetch/egress.ts';
+import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher, FetchLimits, FetchOutcome, ProxySet } from '../fetch/http-fetcher.ts';
 import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES } from '../extract/feed.ts';
 import type { SiteState } from '../frontier/site-scheduler.ts';
@@ -35,6 +38,8 @@ export interface SiteTaskParts {
   readonly env: CycleEnv;
   readonly resolver: SiteResolver;
   readonly fetcher: HttpFetcher;
+  /** ftp:// URIs. */
+  readonly ftp: FtpFetching;
   readonly robots: RobotsManager;
   readonly seeder: Seeder;
   readonly pipeline: PagePipeline;
@@ -56,6 +61,8 @@ export class SiteTasks {
   inFlight = 0;
   /** A suspect URI is being fetched (fetchOne): suspects go one at a time. */
   private suspectUnderWay = false;
+  /** The ftp:// sites told that robots.txt does not apply to them (once per site and cycle). */
+  private readonly ftpRobotsTold = new Set<string>();
 
   private readonly p: SiteTaskParts;
 
@@ -77,6 +84,14 @@ export class SiteTasks {
       // may forget the site while the task awaits (it keeps the sites seen last).
       let robots = this.p.robots.known(site.site);
       let needRobots = env.rt.settings.robots && !this.p.addressRefused.has(site.site) && !robots;
+      if (needRobots && site.site.startsWith('ftp:')) {
+        // robots.txt (RFC 9309) is an HTTP convention: an FTP site has none to obey.
+        needRobots = false;
+        if (!this.ftpRobotsTold.has(site.site)) {
+          this.ftpRobotsTold.add(site.site);
+          env.events.emit({ type: 'robots', url: site.site, message: 'robots.txt does not apply to FTP: the site is crawled without one (the delay, max_pending and the scope still apply)' });
+        }
+      }
       if (needRobots) {
         const cached = await this.p.robots.cached(site.site);
         if (cached) {
@@ -238,7 +253,14 @@ export class SiteTasks {
     this.p.wake();
     let outcome: FetchOutcome;
     try {
-      outcome = await this.p.fetcher.fetch({
+      outcome = url.protocol === 'ftp:' ? await this.p.ftp.fetch({
+        url,
+        limits: this.limitsFor(uri, settings),
+        passive: settings.ftpPassive,
+        ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
+        signal: this.p.signal,
+        onSent: () => env.sched.sent(site, env.now()),
+      }) : await this.p.fetcher.fetch({
         url,
         headers: uri.sub === undefined ? env.rt.headers : env.rt.headersFor(uri.sub),
         acceptCompression: settings.acceptCompression && settings.useHttp11,

@@ -91,6 +91,11 @@ export interface ResponseOutcome {
   readonly durationMs: number;
   readonly address: string | undefined;
   /**
+   * The FTP reply an `ftp://` fetch came to (ftp-fetcher.ts): ftp_errors
+   * is applied to it, while `status` is the HTTP status it stands for.
+   */
+  readonly ftpCode?: number;
+  /**
    * Set by the authentication interceptor on a 401 its credentials could
    * not get past (refused, or none fits the challenge): why, naming the
    * passwd entry and realm, never a secret. The page is skipped with it.

@@ -56,6 +56,23 @@ describe('trawl urltest', () => {
     assert.ok(rows[0]!.trace.length >= 9);
   });
 
+  it('for an ftp:// URL, --explain names the ftp_acct account it would log in with (never its password) and consults no robots.txt', () => {
+    const ftp = join(dir, 'ftp.xml');
+    writeFileSync(ftp, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="f">
+      <attrib name="allowed_schemes" type="list-string"><member>ftp</member></attrib>
+      <section name="include_domains"><attrib name="suffix" type="list-string"><member>example.com</member></attrib></section>
+      <section name="ftp_acct"><attrib name="files.example.com" type="string">reports:plain-secret-pw</attrib></section>
+    </DomainSpecification></CrawlerConfig>`);
+    const r = urltest(ftp, '--explain', '--robots', robots, 'ftp://files.example.com/private/a.txt', 'ftp://other.example.com/pub/');
+    assert.equal(r.code, 0, r.err);
+    const [first, second] = r.out.split(/\n(?=allowed|denied)/);
+    assert.match(first!, /^allowed ftp:\/\/files\.example\.com\/private\/a\.txt/);
+    assert.match(first!, /ftp_acct: pass \(logs in as reports, the ftp_acct account for files\.example\.com\)/);
+    assert.match(first!, /robots\.txt: pass \(not consulted: robots\.txt does not apply to FTP\)/);
+    assert.match(second!, /ftp_acct: pass \(logs in as anonymous: no ftp_acct account for other\.example\.com\)/);
+    assert.ok(!r.out.includes('plain-secret-pw') && !r.err.includes('plain-secret-pw'));
+  });
+
   it('--explain prints every rule consulted, in order', () => {
     const r = urltest(config, '--explain', '--robots', robots, 'https://docs.example.com/drafts/1');
     assert.match(r.out, /^denied {2}https:\/\/docs\.example\.com\/drafts\/1 \(ur\): Elastic crawl rule #1 "disallow begins \/drafts"/);

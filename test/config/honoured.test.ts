@@ -36,10 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['logins', 'use_javascript', 'mirror_site_files', 'trawl_limits.max_title_bytes', 'adaptive', 'ftp_errors']) {
+    for (const p of ['logins', 'use_javascript', 'mirror_site_files', 'trawl_limits.max_title_bytes', 'adaptive']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file']) assert.equal(byPath.get(p), 'full', p);
+    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes']) assert.equal(byPath.get(p), 'full', p);
     assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
@@ -83,10 +83,12 @@ describe('honouredWarnings', () => {
   });
 
   it('masks secrets in what it quotes', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="ftp_acct"><attrib name="ftp.example.com" type="string">fu:FtpPw</attrib></section>`));
+    // ftp_acct is honoured (the FTP fetcher logs in with it): no warning.
+    assert.deepEqual(honouredWarnings(read(`${SCOPE}\n    <section name="ftp_acct"><attrib name="ftp.example.com" type="string">fu:FtpPw</attrib></section>`)), []);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="passwd"><attrib name="http://c.example/" type="string">eve:SecretPw:r:ntlmv1</attrib></section>`));
     assert.equal(ds.length, 1);
-    assert.doesNotMatch(ds[0]!.message, /FtpPw/);
-    assert.match(ds[0]!.message, /ftp_acct/);
+    assert.doesNotMatch(ds[0]!.message, /SecretPw/);
+    assert.match(ds[0]!.message, /passwd/);
   });
 
   it('stays quiet for honoured parameters and for values equal to the default', () => {
@@ -99,8 +101,9 @@ describe('honouredWarnings', () => {
     const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="refresh_mode" type="string">adaptive</attrib>\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>https</member></attrib>`));
     assert.deepEqual(ds.map((d) => d.param), ['refresh_mode']);
     assert.match(ds[0]!.message, /only partly honoured: .*adaptive runs as scratch/);
+    // ftp is fetched now (the FTP fetcher): allowed_schemes with ftp warns no more.
     const ftp = honouredWarnings(read(`${SCOPE}\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>ftp</member></attrib>`));
-    assert.deepEqual(ftp.map((d) => d.param), ['allowed_schemes']);
+    assert.deepEqual(ftp.map((d) => d.param), []);
   });
 
   it('passwd warns only for the entries whose scheme is not spoken (ntlmv1), without their password', () => {
@@ -111,8 +114,8 @@ describe('honouredWarnings', () => {
   });
 
   it('a section marked not gives one warning, whatever it holds', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="ftp_errors"><attrib name="550" type="string">KEEP:0</attrib></section>`));
-    assert.deepEqual(ds.map((d) => d.param), ['logins', 'ftp_errors']);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="adaptive"><attrib name="refresh_count" type="integer">2</attrib></section>`));
+    assert.deepEqual(ds.map((d) => d.param), ['logins', 'adaptive']);
   });
 
   it('looks into sub-collections and <Node> overrides', () => {

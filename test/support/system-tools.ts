@@ -12,6 +12,8 @@ export interface SystemTool {
   readonly command: string;
   /** The Debian package that provides it. */
   readonly pkg: string;
+  /** A file the package installs that must also be there (a Python module's). */
+  readonly requires?: string;
 }
 
 /** The tools the tests use, by the Debian package that provides each. */
@@ -22,12 +24,20 @@ export const TOOLS = {
   tinyproxy: { command: '/usr/bin/tinyproxy', pkg: 'tinyproxy-bin' },
   openssl: { command: 'openssl', pkg: 'openssl' },
   debianPython: { command: '/usr/bin/python3', pkg: 'python3' },
+  pyftpdlib: { command: '/usr/bin/python3', pkg: 'python3-pyftpdlib', requires: '/usr/lib/python3/dist-packages/pyftpdlib/__init__.py' },
 } as const satisfies Record<string, SystemTool>;
 
 const inCi = process.env.CI === 'true';
 
 /** The tool's absolute path, or undefined when it is not installed. */
 export function findTool(tool: SystemTool): string | undefined {
+  if (tool.requires !== undefined) {
+    try {
+      accessSync(tool.requires, constants.R_OK);
+    } catch {
+      return undefined;
+    }
+  }
   const candidates = tool.command.includes('/')
     ? [tool.command]
     : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, tool.command));

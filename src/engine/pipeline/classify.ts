@@ -8,6 +8,9 @@
  *   401 the passwd credentials did not get past (authFailure) ──► skipped ot, with the reason
  *   4xx/5xx ──► Retry-After pauses the site (429, 503), then the error policy (the status)
  *
+ * The error policy is http_errors, or for an ftp:// URI ftp_errors applied
+ * to the FTP reply code (`ftpCode`: 550, 530, …) and to net / ttl / int.
+ *
  * Everything that decides about the site (a connection failure counted, the
  * site closed, a pause) happens here, synchronously: the site's next request
  * may start as soon as the pipeline first waits (PageFetcher).
@@ -56,7 +59,7 @@ export class ClassifyStage implements PageStage {
           env.events.emit({ type: 'error', url: uri.url, code: o.code, message: `${site.site}: ${site.failures} connection failures in a row (max_backoff_counter ${max}); the site is left for this cycle` });
         }
       }
-      return this.errorPolicy(ctx, o.errorKey, undefined, o.code, o.reason);
+      return this.errorPolicy(ctx, o.errorKey, undefined, o.code, o.reason, uri.url.startsWith('ftp:'));
     }
     site.failures = 0;
     st.add('Downloaded');
@@ -77,12 +80,13 @@ export class ClassifyStage implements PageStage {
       const wait = retryAfterMs(o.headers['retry-after'], now);
       if (wait !== undefined) env.sched.pause(site, env.now() + wait, env.now());
     }
+    if (o.ftpCode !== undefined) return this.errorPolicy(ctx, o.ftpCode, o.status, undefined, `FTP ${o.headerBlock.slice(4, o.headerBlock.indexOf('\r'))}`, true);
     return this.errorPolicy(ctx, o.status, o.status, undefined, `HTTP ${o.status}`);
   }
 
-  /** MS-FSCCFG 2.2.4.11: KEEP, DELETE[:X] after X consecutive failures, RETRY[:X] within the cycle. */
-  private errorPolicy(ctx: PageContext, key: number | ErrorKey, httpStatus: number | undefined, code: DocSkipCode | undefined, reason: string): PageOutcome {
-    const policy = this.env.rt.httpPolicy(key);
+  /** MS-FSCCFG 2.2.4.11 (http_errors) and 2.2.4.13 (ftp_errors): KEEP, DELETE[:X] after X consecutive failures, RETRY[:X] within the cycle. */
+  private errorPolicy(ctx: PageContext, key: number | ErrorKey, httpStatus: number | undefined, code: DocSkipCode | undefined, reason: string, ftp = false): PageOutcome {
+    const policy = ftp ? this.env.rt.ftpPolicy(key) : this.env.rt.httpPolicy(key);
     if (ctx.uri.retries < policy.retries) return { kind: 'failed', action: 'retry', httpStatus, code, reason, errorCount: ctx.previous?.errorCount ?? 0 };
     const errorCount = (ctx.previous?.errorCount ?? 0) + 1;
     const deleteNow = policy.action === 'delete' && errorCount >= Math.max(1, policy.afterFailures);

@@ -67,6 +67,8 @@ export class ExtractStage implements PageStage {
       const target = env.normalize(x.metaRefresh.url);
       if (target !== undefined && target !== uri.url) ctx.refreshTarget = target;
     }
+    // ftp_searchlinks off: no links are taken from a document fetched over FTP (a listing included).
+    if (!settings.ftpSearchlinks && uri.url.startsWith('ftp:')) ctx.nofollow = true;
     // rss.follow_links: a document found in a channel has its links followed only when it is on.
     if ((uri.flags ?? 0) & URI_FLAGS.FROM_FEED && !settings.rss.followLinks) ctx.nofollow = true;
     if (settings.rss.autoDiscover) {

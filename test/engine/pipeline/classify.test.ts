@@ -72,6 +72,32 @@ describe('classify stage', () => {
     assert.deepEqual(second, { kind: 'failed', action: 'delete', httpStatus: 404, code: undefined, reason: 'HTTP 404', errorCount: 2 });
   });
 
+  it('applies ftp_errors, not http_errors, to an ftp:// URI: to its FTP reply code (ftpCode), and to net failures', () => {
+    const t = testCycle({ body: '<section name="ftp_errors"><attrib name="550" type="string">KEEP:0, RETRY:2</attrib><attrib name="net" type="string">KEEP:0</attrib></section><section name="http_errors"><attrib name="404" type="string">DELETE:0</attrib></section>' });
+    const stage = new ClassifyStage(t.env);
+    const ftpUrl = 'ftp://files.example/pub/gone.txt';
+    const notFound = { ...response(404), ftpCode: 550, headerBlock: 'FTP 550 No such file or directory.\r\n' };
+    assert.deepEqual(stage.run(pageContext(t, ftpUrl, notFound)), { kind: 'failed', action: 'retry', httpStatus: 404, code: undefined, reason: 'FTP 550 No such file or directory.', errorCount: 0 });
+    assert.equal((stage.run(pageContext(t, ftpUrl, notFound, undefined, { retries: 2 })) as { action: string }).action, 'error');
+    // The same status over HTTP follows http_errors.
+    assert.equal((stage.run(pageContext(t, url, response(404))) as { action: string }).action, 'delete');
+    // ftp_errors' default for 530 (4xx/5xx DELETE:3): an error, not a deletion, on the first failure.
+    const denied = { ...response(401), ftpCode: 530, headerBlock: 'FTP 530 Authentication failed.\r\n' };
+    assert.equal((stage.run(pageContext(t, ftpUrl, denied)) as { action: string }).action, 'error');
+    // net: http_errors' default would retry (RETRY:1); ftp_errors says KEEP:0.
+    assert.equal((stage.run(pageContext(t, ftpUrl, failure({ connectFailure: false }))) as { action: string }).action, 'error');
+    assert.equal((stage.run(pageContext(t, url, failure({ connectFailure: false }))) as { action: string }).action, 'retry');
+  });
+
+  it('ftp_errors defaults (MS-FSCCFG 2.2.4.14) have no ttl: an FTP timeout keeps the document where http_errors\' ttl DELETE:3 deletes it', () => {
+    const t = testCycle();
+    const stage = new ClassifyStage(t.env);
+    const timeout = failure({ code: 'ti', errorKey: 'ttl', connectFailure: false });
+    const ftpUrl = 'ftp://files.example/pub/slow.bin';
+    assert.equal((stage.run(pageContext(t, ftpUrl, timeout, storedRecord(ftpUrl, { errorCount: 2 }))) as { action: string }).action, 'error');
+    assert.equal((stage.run(pageContext(t, url, timeout, storedRecord(url, { errorCount: 2 }))) as { action: string }).action, 'delete');
+  });
+
   it('pauses the site for a 503 with Retry-After', () => {
     const t = testCycle();
     const ctx = pageContext(t, url, response(503, '', { 'retry-after': '30' }));
