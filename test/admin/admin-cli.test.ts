@@ -4,14 +4,15 @@
 // side by side; add-uris says why each URI was not added; add takes an
 // Elastic Open Crawler YAML file, converted as `trawl config convert` does.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { spawnServe, TRAWL_BIN as BIN } from '../support/daemon.ts';
+import { spawnServe } from '../support/daemon.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
 const IP = '127.0.8.11';
 
@@ -28,18 +29,7 @@ interface Run { code: number | null; out: string; err: string }
 
 /** Asynchronous: the fixture site in this process must keep answering while the command runs. */
 function trawl(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, { timeoutMs: 30_000 });
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {

@@ -4,7 +4,6 @@
 // through a proxy's CONNECT tunnel (tinyproxy), asserted on nginx's access
 // log; and `config validate` / `trawl crawl` naming a file that cannot be used.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,9 +11,8 @@ import { tempDir } from '../support/crawl-harness.ts';
 import { makePki, startNginxTls, type NginxTls, type TestPki } from '../support/nginx-tls.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { startTinyproxy } from '../support/tinyproxy.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-client-cert-');
 const IP = '127.0.31.20';
 const PROXY_IP = '127.0.31.21';
@@ -24,18 +22,7 @@ const PROXY_OUT = '127.0.31.22';
 interface Run { code: number | null; out: string; err: string }
 
 function trawl(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, { env });
 }
 
 /** A collection file in `dir` crawling `start` (https allowed), with more attribs. */

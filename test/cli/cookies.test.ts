@@ -4,34 +4,21 @@
 // server's own request log (the Cookie header of every request) is the
 // truth.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite, type RequestRecord } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-cookies-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Run { code: number | null; out: string; err: string }
 
 function trawl(args: string[], timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, { timeoutMs });
 }
 
 /**

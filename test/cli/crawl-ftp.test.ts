@@ -4,35 +4,21 @@
 // allowed_schemes with ftp, ftp_acct with an !ENC! password made by
 // `trawl config encrypt`, ftp_searchlinks, ftp_passive and ftp_errors.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFtpServer } from '../support/ftp-server.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = mkdtempSync(join(tmpdir(), 'trawl-crawl-ftp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Run { code: number | null; out: string; err: string }
 
 function trawl(args: string[], stdin = '', timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdin.end(stdin);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, { stdin, timeoutMs });
 }
 
 interface Doc { op: string; url: string; title?: string; body_content?: string }

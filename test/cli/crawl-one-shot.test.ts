@@ -1,30 +1,17 @@
 // `trawl crawl URL` with the one-shot options (--delay, --depth, --user-agent, --sitemaps), asserted on what the site saw.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl, type TrawlRun } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-one-shot-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function trawl(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+function trawl(args: string[]): Promise<TrawlRun> {
+  return runTrawl(args);
 }
 
 /** A chain / → /a.html → /b.html → /c.html, robots.txt naming a sitemap that lists /from-sitemap.html. */

@@ -3,16 +3,14 @@
 // paths, standard output kept for the console sink's documents, and a sink
 // that is down ending the run after --feed-timeout.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-crawl-terminal-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -20,18 +18,7 @@ interface Run { code: number | null; out: string; err: string }
 
 /** Asynchronous: the test's own fixture server must keep answering while the crawl runs. */
 function trawl(args: string[], timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, { timeoutMs });
 }
 
 /** A collection file: one start URL, its host only, no delay, and the given `trawl_sinks` content. */

@@ -4,7 +4,6 @@
 // status of every request) and what the user sees (exit status, summary,
 // crawl log).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -12,9 +11,8 @@ import { tempDir } from '../support/crawl-harness.ts';
 import { NTLM_AUTH_MODULE, startApacheDigest, startNginxBasic, startNtlmServer, type LogLine } from '../support/auth-servers.ts';
 import { startFixtureSite } from '../support/fixture-site.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-http-auth-');
 chmodSync(dir, 0o755); // Apache's workers run as nobody
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,19 +20,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 interface Run { code: number | null; out: string; err: string }
 
 function trawl(args: string[], input?: string, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-    child.stdin.end(input ?? '');
-  });
+  return runTrawl(args, { stdin: input ?? '', timeoutMs });
 }
 
 const page = (title: string, links: string[] = []): string => `<html><head><title>${title}</title></head><body>${title} ${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`;

@@ -4,7 +4,6 @@
 // !ENC! password, the egress policy still judging the target, a sub-collection's
 // proxy, and proxy_max_pending measured at the sites.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -13,28 +12,15 @@ import { tempDir } from '../support/crawl-harness.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { freePort, startTinyproxy } from '../support/tinyproxy.ts';
 import { ProxySet, type ProxyEndpoint } from '../../src/fetch/proxy.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-proxy-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Run { code: number | null; out: string; err: string }
 
 function trawl(args: string[], stdin?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdin.end(stdin ?? '');
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, { stdin: stdin ?? '' });
 }
 
 /** A collection file: the start URIs, their hosts in scope, no delay, and more attribs/sections. */

@@ -4,34 +4,20 @@
 // !ENC! encrypted; MS-FSCCFG 2.2.4.29 and the §3.11 example) and the
 // Referer of each page (trawl_http send_referer).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite, type RequestRecord } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl, type TrawlRun } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-request-headers-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 const IP = '127.0.31.30';
 
-function trawl(args: string[], stdin = ''): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdin.end(stdin);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+function trawl(args: string[], stdin = ''): Promise<TrawlRun> {
+  return runTrawl(args, { stdin });
 }
 
 /** The bodies the site received, by path. */

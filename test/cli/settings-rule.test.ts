@@ -4,15 +4,13 @@
 // `config show --url` and `urltest --crawl-url` show and judge. Asserted on
 // the real binary's output and on what the fixture site saw.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-settings-rule-');
 const IP = '127.0.8.1';
 
@@ -20,22 +18,7 @@ interface Run { code: number | null; out: string; err: string }
 
 /** Runs trawl; `stopWhen` (checked every 100 ms) sends SIGINT, as Ctrl-C would. */
 function trawl(args: string[], o: { stopWhen?: () => boolean; timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const kill = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 60_000);
-    const poll = o.stopWhen ? setInterval(() => {
-      if (o.stopWhen!()) child.kill('SIGINT');
-    }, 100) : undefined;
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(kill);
-      if (poll) clearInterval(poll);
-      resolve({ code, out, err });
-    });
-  });
+  return runTrawl(args, o);
 }
 
 interface Shown { settings: { delayS: number; fetchTimeoutS: number; robotsTimeoutS: number; allowedSchemes: string[]; startUris: string[] } }
