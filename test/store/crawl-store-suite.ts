@@ -60,6 +60,21 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('frontierEntry: the state, cycle and parent as queued, leased and done; undefined when unknown', async () => {
+      const s = await target.open();
+      assert.equal(await s.frontierEntry('c', 'http://a.test/x'), undefined);
+      await s.enqueue('c', 3, [q('http://a.test/x', { depth: 2, hops: 2, parent: 'http://a.test/' })]);
+      assert.deepEqual(await s.frontierEntry('c', 'http://a.test/x'), {
+        state: 'queued', epoch: 3, depth: 2, hops: 2, redirects: 0, retries: 0, priority: 1, parent: 'http://a.test/', sub: undefined, flags: 0,
+      });
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      assert.equal((await s.frontierEntry('c', 'http://a.test/x'))!.state, 'leased');
+      await s.complete('c', 3, { leaseId: l!.id, site: l!.site, record: rec(l!.url), discovered: [] });
+      assert.equal((await s.frontierEntry('c', 'http://a.test/x'))!.state, 'done');
+      assert.equal(await s.frontierEntry('other', 'http://a.test/x'), undefined);
+      await s.close();
+    });
+
     it('leases by priority, then first in first out; front insertion goes first, in batch order', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2', { priority: 2 }), q('http://a.test/3')]);

@@ -22,7 +22,7 @@ import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
-import type { FrontierCounts, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
+import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { RecordFilter, RecordPage, RecordPageRequest, RecordStatus, UriRecord } from '../record-store.ts';
 import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
@@ -227,6 +227,16 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
   async dropQueued(collection: string, site?: string, beforeEpoch = Number.MAX_SAFE_INTEGER): Promise<number> {
     const r = site === undefined ? this.st.dropQueued.run(collection, beforeEpoch) : this.st.dropQueuedSite.run(collection, site, beforeEpoch);
     return Number(r.changes);
+  }
+
+  async frontierEntry(collection: string, url: string): Promise<FrontierEntry | undefined> {
+    const r = this.st.frontierEntry.get(collection, url) as Row | undefined;
+    if (!r) return undefined;
+    const state = Number(r.state);
+    return {
+      state: state === 0 ? 'queued' : state === 1 ? 'leased' : 'done', epoch: Number(r.epoch), depth: Number(r.depth), hops: Number(r.hops),
+      redirects: Number(r.redirects), retries: Number(r.retries), priority: Number(r.priority), parent: str(r.parent), sub: str(r.sub), flags: Number(r.flags ?? 0),
+    };
   }
 
   async counts(collection: string): Promise<FrontierCounts> {
