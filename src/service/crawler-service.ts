@@ -31,7 +31,7 @@ import { honouredWarnings } from '../config/honoured.ts';
 import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
-import { queueSentLinks, type CycleSummary } from '../engine/crawler.ts';
+import { queueSentLinks, type CrawlEvent, type CycleSummary } from '../engine/crawler.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
 import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
@@ -39,6 +39,8 @@ import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
 import { dnsErrorOutcome, GlobalStatistics, Statistics, type StatusCode } from '../stats/statistics.ts';
 import { openCollectionRuntime } from './collection-runtime.ts';
+import { collectionLogPath, logFilesOf, readLogLines, type EventLog, type LogLine } from './crawl-log.ts';
+import { exportPage, inspectUri, normalizeFor, type CollectionView, type ExportOptions, type ExportPage, type ExportSelection, type InspectReport } from './inspect.ts';
 import { decodeOperatorState } from './collection-state.ts';
 import { ManagedCollection, ZOMBIE } from './managed-collection.ts';
 
@@ -56,6 +58,12 @@ export interface ServiceOptions {
   /** The only folder AddURIFile and CollectionDeleteURIFile read from (default `<dataDir>/uri-files`). */
   readonly uriFileDir?: string;
   readonly now?: () => number;
+  /**
+   * Opens a collection's event log (`<data>/logs/collections/<name>.log`,
+   * crawl-log.ts): the crawl's events its `log` section lets through go
+   * there. Absent: they go to `log` at debug level.
+   */
+  readonly openEventLog?: (path: string, collection: string) => EventLog;
 }
 
 /** The crawl store row that holds the global statistics (a name no collection can have). */
@@ -79,6 +87,8 @@ export class CrawlerService {
   private readonly now: () => number;
   private statsTimer: NodeJS.Timeout | undefined;
   private logMask = 0x04 | 0x10 | 0x20 | 0x40;
+  /** Each collection's event log, opened with it, kept across updates, closed at stop and delete. */
+  private readonly eventLogs = new Map<string, EventLog>();
 
   constructor(o: ServiceOptions) {
     this.o = o;
@@ -126,6 +136,8 @@ export class CrawlerService {
     await Promise.all(live.map((c) => c.stop()));
     await this.flushStatistics();
     for (const c of live) await c.runtime.content.close();
+    for (const l of this.eventLogs.values()) await l.close();
+    this.eventLogs.clear();
     this.o.log.info('crawler service stopped');
   }
 
@@ -148,6 +160,13 @@ export class CrawlerService {
       onSinkError: (err) => this.o.log.error({ collection: config.name, err }, 'the collection\'s sinks cannot be opened; nothing is fed'),
     }));
     this.collections.set(config.name, mc);
+    if (this.o.openEventLog && !this.eventLogs.has(config.name)) {
+      try {
+        this.eventLogs.set(config.name, this.o.openEventLog(collectionLogPath(this.o.dataDir, config.name), config.name));
+      } catch (err) {
+        this.o.log.error({ collection: config.name, err }, 'the collection\'s event log cannot be opened; its events go to this log at debug level');
+      }
+    }
     mc.loop = this.run(mc).catch((err: unknown) => {
       this.o.log.error({ collection: config.name, err }, 'collection runner failed');
     });
@@ -185,7 +204,7 @@ export class CrawlerService {
         quarantinedSites: () => mc.state.quarantine,
         sendLinks: async (target, links) => this.sendLinks(target, links),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
-        onEvent: (e) => this.o.log[e.type === 'disk' ? 'warn' : 'debug']({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+        onEvent: this.eventSink(name),
       });
       this.o.log.info({ collection: name }, 'refresh cycle starting');
       let summary: CycleSummary;
@@ -204,6 +223,21 @@ export class CrawlerService {
       }
       this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
     }
+  }
+
+  /**
+   * Where a crawl of `name` sends its events: the collection's event log
+   * (what its `log` section lets through, CrawlEvents), and a full disk to
+   * the daemon's log as well.
+   */
+  private eventSink(name: string): (e: CrawlEvent) => void {
+    const events = this.eventLogs.get(name);
+    const log = this.o.log;
+    if (!events) return (e) => log[e.type === 'disk' ? 'warn' : 'debug']({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+    return (e) => {
+      events.write(e);
+      if (e.type === 'disk') log.warn({ collection: name, event: e.type }, e.message);
+    };
   }
 
   private async sendLinks(target: string, links: readonly QueuedUri[]): Promise<void> {
@@ -308,6 +342,8 @@ export class CrawlerService {
     void (async () => {
       await mc.stop();
       await mc.runtime.content.close();
+      await this.eventLogs.get(name)?.close();
+      this.eventLogs.delete(name);
       await this.finishDelete(name);
     })().catch((err: unknown) => this.o.log.error({ collection: name, err }, 'the collection could not be deleted; it is finished at the next start'));
   }
@@ -480,6 +516,36 @@ export class CrawlerService {
     stats.absorbCounters({ totals: SiteStats.parse(json).data });
     stats.mergeDelta(this.now() / 1000);
     return { stats, refreshMin: mc.settings.refreshMin, refreshMode: 'scratch' };
+  }
+
+  // ------------------------------------------------------------ reading (trawl.* extensions)
+
+  /** A collection as `trawl inspect` / `trawl export` read it, through the daemon's own store and content store. */
+  private view(name: string): CollectionView {
+    const mc = this.collection(name);
+    const events = this.eventLogs.get(name);
+    return {
+      name, store: this.o.store, content: mc.runtime.content, settings: mc.settings,
+      logFiles: () => logFilesOf(this.o.dataDir, name),
+      ...(events ? { flushLog: () => events.flush() } : {}),
+    };
+  }
+
+  /** trawl.InspectURI: everything known of one URL (inspect.ts). */
+  async inspectUri(name: string, url: string, body: boolean): Promise<InspectReport> {
+    return inspectUri(this.view(name), url, { body });
+  }
+
+  /** trawl.ExportDocuments: one page of the collection's documents after `from` (0: the start). */
+  async exportDocuments(name: string, sel: ExportSelection, from: number, o: ExportOptions): Promise<ExportPage> {
+    return exportPage(this.view(name), sel, from, o);
+  }
+
+  /** trawl.GetLog: the last lines of the collection's event log, or those about one URL. */
+  async eventLog(name: string, lines: number, url: string | undefined): Promise<LogLine[]> {
+    const v = this.view(name);
+    await v.flushLog?.();
+    return readLogLines(v.logFiles(), { collection: name, lines, ...(url !== undefined ? { url: normalizeFor(v.settings, url) ?? url } : {}) });
   }
 
   get logLevelMask(): number {

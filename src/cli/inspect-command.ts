@@ -1,0 +1,275 @@
+/**
+ * `trawl inspect URL` and `trawl export`: what a data directory holds of a
+ * URL (record, frontier entry, parent, history, body) or of a collection
+ * (its documents as JSON lines, or as files). Both read the collection the
+ * same way (service/inspect.ts), from wherever it can be read:
+ *
+ *   --data DIR ──► crawl store free? ── yes ──► open it here (data-store.ts)
+ *                                   └─ no (a trawl serve or crawl holds it)
+ *                                       ──► the admin server (--server): trawl.InspectURI,
+ *                                           trawl.ExportDocuments page by page
+ *                                       ──► neither: TRAWL_ERR_DATA_UNAVAILABLE naming both
+ */
+
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { Command } from 'commander';
+import { isTrawlError, trawlError } from '../core/errors.ts';
+import type { XmlRpcValue } from '../admin/xmlrpc.ts';
+import type { LogLine } from '../service/crawl-log.ts';
+import type { ExportItem, ExportSelection, InspectReport } from '../service/inspect.ts';
+import { client, toJson, type Client } from './admin-command.ts';
+import { openDataStore, type LocalCollection } from './data-store.ts';
+import type { Io } from './io.ts';
+import { DEFAULT_ADMIN_PORT, readToken } from './serve-command.ts';
+
+interface SourceOptions {
+  readonly data: string;
+  readonly collection?: string;
+  readonly server: string;
+  readonly tokenFile?: string;
+}
+
+/** Where a collection is read from: this process, or the daemon that holds the store. */
+type Source =
+  | { readonly kind: 'local'; readonly local: LocalCollection }
+  | { readonly kind: 'server'; readonly rpc: Client; readonly collection: string };
+
+const DEFAULT_SERVER = `http://127.0.0.1:${DEFAULT_ADMIN_PORT}`;
+
+/** The collection to read: opened here when no process holds the store, else through the admin server (said on stderr). */
+async function openSource(o: SourceOptions, io: Io): Promise<Source> {
+  const local = await openDataStore(o.data, o.collection);
+  if (local !== 'in-use') return { kind: 'local', local };
+  io.err(`trawl: the crawl store of ${o.data} is in use by a running trawl; reading through the admin server ${o.server}`);
+  const rpc = client(o.server, o.tokenFile !== undefined ? readToken(o.tokenFile) : undefined);
+  let names: string[];
+  try {
+    names = toJson(await rpc.call('CollectionGetList')) as string[];
+  } catch (err) {
+    if (isTrawlError(err) && err.code === 'TRAWL_ERR_IO') throw trawlError('DATA_HELD_NO_SERVER', { dir: o.data, server: o.server, reason: err.message });
+    throw err;
+  }
+  const where = `the trawl serve at ${o.server}`;
+  if (o.collection !== undefined) {
+    if (!names.includes(o.collection)) throw trawlError('DATA_NO_COLLECTION', { where, name: o.collection, names: names.join(', ') || 'none' });
+    return { kind: 'server', rpc, collection: o.collection };
+  }
+  if (names.length !== 1) throw trawlError('DATA_CHOOSE_COLLECTION', { where, count: names.length, names: names.join(', ') || 'none' });
+  return { kind: 'server', rpc, collection: names[0]! };
+}
+
+async function closeSource(s: Source): Promise<void> {
+  if (s.kind === 'local') await s.local.close();
+}
+
+/** The options both commands share. */
+function dataOptions(cmd: Command): Command {
+  return cmd
+    .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
+    .option('--collection <name>', 'the collection (needed when the data directory has several)')
+    .option('--server <url>', 'the admin server of the trawl serve that holds --data, asked when the store is in use', DEFAULT_SERVER)
+    .option('--token-file <file>', 'file holding the admin server\'s bearer token');
+}
+
+// ------------------------------------------------------------------ inspect
+
+async function inspectThrough(src: Source, url: string, body: boolean): Promise<InspectReport> {
+  if (src.kind === 'local') {
+    const { inspectUri } = await import('../service/inspect.ts');
+    return inspectUri(src.local.view, url, { body });
+  }
+  return toJson(await src.rpc.call('trawl.InspectURI', src.collection, url, body ? 1 : 0)) as InspectReport;
+}
+
+/** The report as a person reads it. */
+export function inspectText(r: InspectReport): string[] {
+  const out: string[] = [r.url];
+  const row = (k: string, v: string): void => void out.push(`  ${k.padEnd(10)} ${v}`);
+  row('collection', r.collection);
+  if (r.input !== undefined) row('given as', r.input);
+  const rec = r.record;
+  if (rec) {
+    row('record', [rec.status, rec.httpStatus !== undefined ? `HTTP ${rec.httpStatus}` : undefined, rec.mime, rec.size !== undefined ? `${rec.size} bytes` : undefined]
+      .filter((x) => x !== undefined).join(', '));
+    row('fetched', `${rec.lastFetched} (cycle ${rec.cycle})`);
+    if (rec.checksum !== undefined) row('checksum', rec.checksum);
+    if (rec.skipCode !== undefined) row('skip code', `${rec.skipCode}: ${rec.skipMeaning ?? '(unknown code)'}`);
+    if (rec.duplicateOf !== undefined) row('duplicate', `of ${rec.duplicateOf}`);
+    if (rec.redirectTo !== undefined) row('redirect', `to ${rec.redirectTo}`);
+    if (rec.errorCount > 0) row('errors', `${rec.errorCount} in a row`);
+    if (rec.etag !== undefined || rec.lastModified !== undefined) row('validators', [rec.etag !== undefined ? `ETag ${rec.etag}` : '', rec.lastModified !== undefined ? `Last-Modified ${rec.lastModified}` : ''].filter(Boolean).join(', '));
+  } else row('record', r.known ? 'none yet (queued, not fetched)' : 'none: the crawl store does not hold this URL');
+  const f = r.frontier;
+  if (f) {
+    row('frontier', `${f.state} (cycle ${f.cycle}, depth ${f.depth}${f.retries > 0 ? `, ${f.retries} retries` : ''}${f.kinds.length > 0 ? `, ${f.kinds.join(', ')}` : ''})${f.crashSuspect ? '; crash suspect: it was being fetched when the crawler last stopped unexpectedly' : ''}`);
+  }
+  row('parent', r.parent ?? (r.known ? 'none (a start URI, or added by an operator)' : 'unknown'));
+  if (r.history.length === 0) row('history', 'no event log line names it (log.fetch none?)');
+  else {
+    row('history', `${r.history.length} events, oldest first`);
+    for (const h of r.history) out.push(`    ${h.time}  ${h.event.padEnd(6)} ${h.status ?? h.code ?? ''}${h.status !== undefined || h.code !== undefined ? '  ' : ''}${h.message}`);
+  }
+  if (r.bodyMissing !== undefined) row('body', r.bodyMissing);
+  if (r.body) {
+    row('body', `${r.body.mime}, ${r.body.bytes} bytes${r.body.text === undefined ? ' (binary, base64)' : ''}`);
+    out.push(r.body.text ?? r.body.base64 ?? '');
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ export
+
+/** One exported document's file under --out: <host>[_<port>]/<path>, each name made safe; a query adds a digest of itself. */
+export function filePathOf(url: string): string {
+  const u = new URL(url);
+  const safe = (seg: string): string => {
+    let s = seg.replace(/[^A-Za-z0-9._~-]/g, '_');
+    if (s === '' || s === '.' || s === '..') s = '_';
+    return s.length > 120 ? `${s.slice(0, 100)}_${createHash('sha1').update(seg).digest('hex').slice(0, 10)}` : s;
+  };
+  const segs = u.pathname.split('/').slice(1);
+  let last = segs.pop() ?? '';
+  if (last === '') last = 'index.html';
+  if (u.search !== '') last = `${last}_${createHash('sha1').update(u.search).digest('hex').slice(0, 10)}`;
+  return join(safe(u.host.replace(/[[\]]/g, '').replaceAll(':', '_')), ...segs.map(safe), safe(last));
+}
+
+/** Writes exported documents as files under `out`, with `index.jsonl` naming each one's file and record. */
+class FileTree {
+  private readonly out: string;
+  private readonly index: WriteStream;
+
+  constructor(out: string) {
+    this.out = out;
+    mkdirSync(out, { recursive: true });
+    this.index = createWriteStream(join(out, 'index.jsonl'));
+  }
+
+  async add(item: ExportItem): Promise<void> {
+    const { body, document: _d, ...fields } = item;
+    let file: string | undefined;
+    if (body) {
+      const bytes = Buffer.from(body.base64 ?? '', 'base64');
+      file = filePathOf(item.url);
+      try {
+        mkdirSync(dirname(join(this.out, file)), { recursive: true });
+        writeFileSync(join(this.out, file), bytes);
+      } catch (err) {
+        // A page whose path is a folder of another (/docs and /docs/a): kept under _/ by the digest of its URL.
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') throw trawlError('SINK_FILE_WRITE', { sink: 'export', path: join(this.out, file), reason: code ?? (err as Error).message });
+        file = join(dirname(file).split('/')[0]!, '_', createHash('sha1').update(item.url).digest('hex'));
+        mkdirSync(dirname(join(this.out, file)), { recursive: true });
+        writeFileSync(join(this.out, file), bytes);
+      }
+    }
+    const line = `${JSON.stringify({ ...fields, ...(file !== undefined ? { file: relative(this.out, join(this.out, file)) } : {}) })}\n`;
+    if (!this.index.write(line)) await new Promise<void>((resolve) => this.index.once('drain', () => resolve()));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve, reject) => this.index.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+}
+
+interface ExportOpts extends SourceOptions {
+  site?: string;
+  prefix?: string;
+  format: string;
+  out?: string;
+  body: boolean;
+  document?: boolean;
+  all?: boolean;
+  pageSize: string;
+}
+
+// ------------------------------------------------------------------ commands
+
+export function registerInspectCommands(program: Command, io: Io, setExit: (code: number) => void): void {
+  dataOptions(program
+    .command('inspect')
+    .description('show what a data directory holds of a URL: its record, skip code, frontier state, parent, history (from the event logs) and, with --body, its stored body')
+    .argument('<url>', 'the URL (normalised as the collection\'s crawl does)'))
+    .option('--body', 'also print the stored body (text as it is, anything else in base64)')
+    .option('--json', 'print one JSON object')
+    .action(async (url: string, o: SourceOptions & { body?: boolean; json?: boolean }) => {
+      if (!URL.canParse(url)) throw trawlError('URL_INVALID', { url });
+      const src = await openSource(o, io);
+      let report: InspectReport;
+      try {
+        report = await inspectThrough(src, url, o.body === true);
+      } finally {
+        await closeSource(src);
+      }
+      if (!report.known && report.history.length === 0) throw trawlError('URL_UNKNOWN', { url: report.url, name: report.collection });
+      if (o.json) io.out(JSON.stringify(report));
+      else for (const line of inspectText(report)) io.out(line);
+      setExit(0);
+    });
+
+  dataOptions(program
+    .command('export')
+    .description('write a collection\'s stored documents as JSON lines (stdout or --out FILE) or as files under --out DIR; the whole collection, a site or a URL prefix'))
+    .option('--site <host[:port]>', 'only this site\'s documents (every port without one)')
+    .option('--prefix <url>', 'only URLs that start with this')
+    .option('--format <format>', 'jsonl (one JSON object per document) or files (the bodies as files, laid out by host and path, with index.jsonl)', 'jsonl')
+    .option('--out <path>', 'jsonl: the file to write (default standard output); files: the folder')
+    .option('--no-body', 'jsonl: leave the bodies out (records only)')
+    .option('--document', 'jsonl: add the search document the sinks receive (title, body_content, links…)')
+    .option('--all', 'every record, not only those with a stored document (errors, redirects, duplicates…)')
+    .option('--page-size <n>', 'documents read at a time', '100')
+    .action(async (o: ExportOpts) => {
+      if (o.format !== 'jsonl' && o.format !== 'files') throw trawlError('EXPORT_FORMAT', { format: o.format });
+      if (o.format === 'files' && o.out === undefined) throw trawlError('EXPORT_NEEDS_OUT', {});
+      const { siteMatcher } = await import('../service/inspect.ts');
+      if (o.site !== undefined && siteMatcher(o.site) === undefined) throw trawlError('SITE_INVALID', { site: o.site });
+      const pageSize = Math.max(1, Math.min(1000, Number.parseInt(o.pageSize, 10) || 100));
+      const files = o.format === 'files';
+      const sel: ExportSelection = { ...(o.site !== undefined ? { site: o.site } : {}), ...(o.prefix !== undefined ? { prefix: o.prefix } : {}), all: o.all === true };
+      const body = files || o.body;
+      const document = !files && o.document === true;
+      const src = await openSource(o, io);
+      const tree = files ? new FileTree(o.out!) : undefined;
+      const file = !files && o.out !== undefined ? createWriteStream(o.out) : undefined;
+      let count = 0;
+      try {
+        let cursor = 0;
+        for (;;) {
+          let items: ExportItem[];
+          let next: number;
+          if (src.kind === 'local') {
+            const { exportPage } = await import('../service/inspect.ts');
+            ({ items, next } = await exportPage(src.local.view, sel, cursor, { body, document, raw: files, limit: pageSize }));
+          } else {
+            const selection: Record<string, XmlRpcValue> = { ...sel, body, document, raw: files };
+            const r = toJson(await src.rpc.call('trawl.ExportDocuments', src.collection, selection, cursor === 0 ? '' : String(cursor), pageSize)) as { documents: ExportItem[]; cursor: string };
+            items = r.documents;
+            next = r.cursor === '' ? 0 : Number(r.cursor);
+          }
+          for (const item of items) {
+            count++;
+            if (tree) await tree.add(item);
+            else if (file) {
+              if (!file.write(`${JSON.stringify(item)}\n`)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
+            } else io.out(JSON.stringify(item));
+          }
+          if (!file && !tree) await io.drained?.();
+          if (next === 0 || next === cursor) break;
+          cursor = next;
+        }
+      } finally {
+        await closeSource(src);
+        await tree?.close();
+        if (file) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      }
+      if (o.out !== undefined) io.err(`trawl: ${count} documents exported to ${o.out}`);
+      setExit(0);
+    });
+}
+
+/** `trawl admin log`'s lines as a person reads them. */
+export function logText(l: LogLine): string {
+  return `${l.time}  ${(l.event ?? '-').padEnd(6)} ${l.url ?? ''}${l.status !== undefined ? ` ${l.status}` : ''}${l.code !== undefined ? ` ${l.code}` : ''}  ${l.msg ?? ''}`;
+}
