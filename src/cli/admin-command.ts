@@ -12,7 +12,7 @@ import { MAX_LOG_LINES, type LogLine } from '../service/crawl-log.ts';
 import type { InspectReport } from '../service/inspect.ts';
 import { inspectText, logText } from './inspect-command.ts';
 import { wholeNumberOption } from './options.ts';
-import { encodeMethodCall, parseMethodResponse, XmlRpcDouble, isStruct, type XmlRpcValue } from '../admin/xmlrpc.ts';
+import { encodeMethodCall, parseMethodResponse, XmlRpcDouble, isStruct, type ParseOptions, type XmlRpcValue } from '../admin/xmlrpc.ts';
 import { DEFAULT_ADMIN_PORT, readToken } from './serve-command.ts';
 import type { Io } from './io.ts';
 
@@ -20,7 +20,14 @@ export interface Client {
   call(method: string, ...params: XmlRpcValue[]): Promise<XmlRpcValue>;
 }
 
-export function client(server: string, token: string | undefined): Client {
+/**
+ * What the trawl.* reading methods may answer: a page of documents holds up
+ * to 8 MiB of bodies, or one document of up to max_document_bytes (100 MiB
+ * by default) in base64.
+ */
+export const READER_PARSE_LIMITS: ParseOptions = { maxBytes: 320 * 1024 * 1024, maxValues: 1_000_000, maxTags: 4_000_000 };
+
+export function client(server: string, token: string | undefined, limits: ParseOptions = {}): Client {
   const url = server.endsWith('/RPC2') ? server : `${server.replace(/\/$/, '')}/RPC2`;
   return {
     async call(method, ...params) {
@@ -32,7 +39,7 @@ export function client(server: string, token: string | undefined): Client {
       }
       if (res.status === 401) throw new TrawlError('TRAWL_ERR_USAGE', `${url} wants a bearer token: pass --token-file`);
       if (!res.ok) throw new TrawlError('TRAWL_ERR_IO', `${url} answered HTTP ${res.status}`);
-      const r = parseMethodResponse(await res.text());
+      const r = parseMethodResponse(await res.text(), limits);
       if ('fault' in r) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${method}: ${r.fault.faultString}`);
       return r.value;
     },
@@ -154,7 +161,7 @@ export function registerAdminCommand(program: Command, io: Io, setExit: (code: n
     .option('--body', 'also print the stored body')
     .action(async (n: string, u: string, o: { body?: boolean }) => {
       const g = admin.opts<{ server: string; tokenFile?: string; json?: boolean }>();
-      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined);
+      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined, READER_PARSE_LIMITS);
       const report = toJson(await c.call('trawl.InspectURI', n, u, o.body ? 1 : 0)) as InspectReport;
       if (!report.known && report.history.length === 0) throw trawlError('URL_UNKNOWN', { url: report.url, name: report.collection });
       if (g.json) io.out(JSON.stringify(report, null, 2));
@@ -165,7 +172,7 @@ export function registerAdminCommand(program: Command, io: Io, setExit: (code: n
     .option('--lines <n>', 'how many lines', '50').option('--url <url>', 'only the lines about this URL')
     .action(async (n: string, o: { lines: string; url?: string }) => {
       const g = admin.opts<{ server: string; tokenFile?: string; json?: boolean }>();
-      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined);
+      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined, READER_PARSE_LIMITS);
       const lines = toJson(await c.call('trawl.GetLog', n, wholeNumberOption('--lines', o.lines, 1, MAX_LOG_LINES), o.url ?? '')) as LogLine[];
       for (const l of lines) io.out(g.json ? JSON.stringify(l) : logText(l));
       setExit(0);

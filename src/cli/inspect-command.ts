@@ -19,7 +19,7 @@ import { isTrawlError, trawlError } from '../core/errors.ts';
 import type { XmlRpcValue } from '../admin/xmlrpc.ts';
 import type { LogLine } from '../service/crawl-log.ts';
 import type { ExportItem, ExportSelection, InspectReport } from '../service/inspect.ts';
-import { client, toJson, type Client } from './admin-command.ts';
+import { client, READER_PARSE_LIMITS, toJson, type Client } from './admin-command.ts';
 import { openDataStore, type LocalCollection } from './data-store.ts';
 import type { Io } from './io.ts';
 import { DEFAULT_ADMIN_PORT, readToken } from './serve-command.ts';
@@ -43,7 +43,7 @@ async function openSource(o: SourceOptions, io: Io): Promise<Source> {
   const local = await openDataStore(o.data, o.collection);
   if (local !== 'in-use') return { kind: 'local', local };
   io.err(`trawl: the crawl store of ${o.data} is in use by a running trawl; reading through the admin server ${o.server}`);
-  const rpc = client(o.server, o.tokenFile !== undefined ? readToken(o.tokenFile) : undefined);
+  const rpc = client(o.server, o.tokenFile !== undefined ? readToken(o.tokenFile) : undefined, READER_PARSE_LIMITS);
   let names: string[];
   try {
     names = toJson(await rpc.call('CollectionGetList')) as string[];
@@ -108,7 +108,7 @@ export function inspectText(r: InspectReport): string[] {
   row('parent', r.parent ?? (r.known ? 'none (a start URI, or added by an operator)' : 'unknown'));
   if (r.history.length === 0) row('history', 'no event log line names it (log.fetch none?)');
   else {
-    row('history', `${r.history.length} events, oldest first`);
+    row('history', `${r.history.length} event${r.history.length === 1 ? '' : 's'}, oldest first`);
     for (const h of r.history) out.push(`    ${h.time}  ${h.event.padEnd(6)} ${h.status ?? h.code ?? ''}${h.status !== undefined || h.code !== undefined ? '  ' : ''}${h.message}`);
   }
   if (r.bodyMissing !== undefined) row('body', r.bodyMissing);
@@ -244,7 +244,8 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
             ({ items, next } = await exportPage(src.local.view, sel, cursor, { body, document, raw: files, limit: pageSize }));
           } else {
             const selection: Record<string, XmlRpcValue> = { ...sel, body, document, raw: files };
-            const r = toJson(await src.rpc.call('trawl.ExportDocuments', src.collection, selection, cursor === 0 ? '' : String(cursor), pageSize)) as { documents: ExportItem[]; cursor: string };
+            // A search document carries up to max_links_per_page links: fewer of them per answer.
+            const r = toJson(await src.rpc.call('trawl.ExportDocuments', src.collection, selection, cursor === 0 ? '' : String(cursor), document ? Math.min(pageSize, 50) : pageSize)) as { documents: ExportItem[]; cursor: string };
             items = r.documents;
             next = r.cursor === '' ? 0 : Number(r.cursor);
           }

@@ -248,10 +248,14 @@ export function siteMatcher(site: string | undefined): ((recordSite: string) => 
 
 const wanted = (r: UriRecord): boolean => r.contentRef !== undefined && (r.status === 'stored' || r.status === 'unchanged');
 
+/** Body bytes a page holds at most (one document always goes, whatever its size): bounds a trawl.ExportDocuments answer. */
+export const EXPORT_PAGE_BYTES = 8 * 1024 * 1024;
+
 /**
  * The exported documents after position `from` (0: the start), in the order
- * the records were first written, a page at a time: memory holds one page,
- * whatever the size of the collection.
+ * the records were first written, a page at a time: memory holds one page
+ * (at most `limit` documents, and past EXPORT_PAGE_BYTES of bodies no
+ * more), whatever the size of the collection.
  */
 export async function exportPage(v: CollectionView, sel: ExportSelection, from: number, o: ExportOptions): Promise<ExportPage> {
   const onSite = siteMatcher(sel.site);
@@ -261,17 +265,22 @@ export async function exportPage(v: CollectionView, sel: ExportSelection, from: 
   const destination = destinationsOf(v.settings, v.name).values().next().value ?? v.name;
   let pos = from;
   let scanned = 0;
-  while (items.length < limit && scanned < scan) {
-    const page = await v.store.listRecordPage(v.name, { from: pos, limit: Math.min(limit - items.length, scan - scanned, 500) });
-    for (const r of page.records) {
+  let bytes = 0;
+  while (items.length < limit && scanned < scan && bytes < EXPORT_PAGE_BYTES) {
+    const page = await v.store.listRecordPage(v.name, { from: pos, limit: Math.min(limit - items.length, scan - scanned, 500), positions: true });
+    if (page.records.length === 0) return { items, next: 0 };
+    for (let i = 0; i < page.records.length; i++) {
+      const r = page.records[i]!;
+      pos = page.positions?.[i] ?? page.last;
+      scanned++;
       if (!sel.all && !wanted(r)) continue;
       if (onSite && !onSite(r.site)) continue;
       if (sel.prefix !== undefined && !r.url.startsWith(sel.prefix)) continue;
-      items.push(await exportItem(v, r, o, destination));
+      const item = await exportItem(v, r, o, destination);
+      items.push(item);
+      bytes += item.body?.bytes ?? 0;
+      if (bytes >= EXPORT_PAGE_BYTES) break;
     }
-    scanned += page.records.length;
-    if (page.records.length === 0) return { items, next: 0 };
-    pos = page.last;
   }
   return { items, next: pos };
 }

@@ -3,7 +3,7 @@
 // `trawl admin inspect`, `trawl admin log`, and the trawl.* methods called from Python's xmlrpc.client.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -165,6 +165,39 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     const none = await trawl(['inspect', `${origin}/`, '--data', join(dir, 'nothing-here')]);
     assert.equal(none.code, 66);
     assert.match(none.err, /there is no crawl store/);
+  });
+
+  it('decodes a flatfile store of zstd frames as well; a data directory of two collections needs --collection', async () => {
+    const config = join(dir, 'flat.xml');
+    writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="flat">
+      <attrib name="start_uris" type="list-string"><member>${origin}/</member></attrib>
+      <attrib name="delay" type="real">0</attrib>
+      <section name="include_domains"><attrib name="exact" type="list-string"><member>127.0.9.1</member></attrib></section>
+      <section name="storage"><attrib name="datastore" type="string">flatfile</attrib><attrib name="compress" type="boolean">yes</attrib><attrib name="store_http_header" type="boolean">yes</attrib></section>
+    </DomainSpecification></CrawlerConfig>`);
+    const crawl = await trawl(['crawl', '--data', data, '--allow-loopback', config]);
+    assert.equal(crawl.code, 0, crawl.err);
+    // The documents really are zstd frames on disk (magic 28 b5 2f fd).
+    const bodies = readdirSync(join(data, 'content', 'flat'), { recursive: true, encoding: 'utf8' }).filter((f) => /-\d+$/.test(f));
+    assert.equal(bodies.length, 5);
+    for (const f of bodies) assert.equal(readFileSync(join(data, 'content', 'flat', f)).subarray(0, 4).toString('hex'), '28b52ffd', f);
+    const two = await trawl(['export', '--data', data]);
+    assert.equal(two.code, 64);
+    assert.match(two.err, /holds 2 collections \(.*flat.*\); choose one with --collection/);
+    const r = await trawl(['export', '--data', data, '--collection', 'flat']);
+    assert.equal(r.code, 0, r.err);
+    const items = lines(r.out);
+    assert.equal(items.length, 5);
+    for (const i of items) assert.equal(i.body!.text, PAGES[i.url.slice(origin.length)], i.url);
+    const ins = await trawl(['inspect', `${origin}/a.html`, '--data', data, '--collection', 'flat', '--body', '--json']);
+    const rep = JSON.parse(ins.out) as { body: { text: string; header: string }; history: Array<{ event: string }> };
+    assert.equal(rep.body.text, PAGES['/a.html']);
+    assert.match(rep.body.header, /^HTTP\/1\.1 200/);
+    // Each collection's history is its own, though both runs wrote to logs/crawl.log.
+    assert.deepEqual(rep.history.map((h) => h.event), ['fetch']);
+    const missing = await trawl(['export', '--data', data, '--collection', 'nope']);
+    assert.equal(missing.code, 65);
+    assert.match(missing.err, /has no collection named "nope"/);
   });
 });
 

@@ -310,6 +310,13 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       assert.deepEqual(await walk(false, 5), [urls]);
       const page = await s.listRecordPage('c', { limit: 10 });
       assert.equal(page.records.find((r) => r.url === 'http://a.test/m')?.checksum, 'again');
+      // Each record's position: a walk may resume after any of them.
+      const withPos = await s.listRecordPage('c', { limit: 3, positions: true });
+      assert.equal(withPos.positions!.length, 3);
+      assert.equal(withPos.positions![0], withPos.first);
+      assert.equal(withPos.positions![2], withPos.last);
+      assert.deepEqual((await s.listRecordPage('c', { from: withPos.positions![1]!, limit: 1 })).records.map((r) => r.url), [urls[2]]);
+      assert.equal(page.positions, undefined);
       assert.deepEqual(await s.listRecordPage('none', { limit: 10 }), { records: [], first: 0, last: 0 });
       assert.deepEqual(await s.listRecordPage('c', { from: page.last, limit: 10 }), { records: [], first: 0, last: 0 });
       await s.close();

@@ -321,7 +321,10 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
       : (this.st.recordsAfter.all(collection, page.from ?? 0, limit) as Row[]);
     const first = rows[0];
     const last = rows[rows.length - 1];
-    return { records: rows.map(toRecord), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0 };
+    return {
+      records: rows.map(toRecord), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
+      ...(page.positions ? { positions: rows.map((r) => Number(r.id)) } : {}),
+    };
   }
 
   async countRecords(collection: string, filter: RecordFilter = {}): Promise<number> {
