@@ -30,7 +30,7 @@ function trawl(args: string[]): Promise<{ code: number | null; out: string; err:
 }
 
 const PAGES: Record<string, string> = {
-  '/': '<html><head><title>Home</title></head><body><a href="/a.html">a</a> <a href="/docs/guide.html">guide</a> <a href="/dup.html">dup</a> <a href="/missing.html">gone</a> <a href="/notes.txt">notes</a></body></html>',
+  '/': '<html><head><title>Home</title></head><body><a href="/a.html">a</a> <a href="/docs/guide.html">guide</a> <a href="/dup.html">dup</a> <a href="/missing.html">gone</a> <a href="/notes.txt">notes</a> <a href="http://127.0.9.3/elsewhere.html">off site</a></body></html>',
   '/a.html': '<html><head><title>Café</title></head><body><p>Crème brûlée — ünïcödé</p></body></html>',
   '/docs/guide.html': '<html><head><title>Guide</title></head><body><h1>Guide</h1><a href="/docs/">docs</a></body></html>',
   '/docs/': '<html><body>docs index</body></html>',
@@ -237,6 +237,7 @@ describe('trawl inspect, export and admin log while trawl serve holds the data d
       <attrib name="start_uris" type="list-string"><member>${origin}/</member></attrib>
       <attrib name="delay" type="real">0</attrib><attrib name="refresh" type="real">600</attrib>
       <section name="include_domains"><attrib name="exact" type="list-string"><member>127.0.9.2</member></attrib></section>
+      <section name="log"><attrib name="screened" type="string">text</attrib></section>
     </DomainSpecification></CrawlerConfig>`);
     const add = await trawl(['admin', '--server', server, 'add', config]);
     assert.equal(add.code, 0, add.err);
@@ -287,6 +288,13 @@ describe('trawl inspect, export and admin log while trawl serve holds the data d
     assert.match(log.out, new RegExp(`skip +${origin}/dup\\.html cs`));
     const tail = await trawl(['admin', '--server', server, '--json', 'log', 'web', '--lines', '3']);
     assert.equal(tail.out.trim().split('\n').length, 3);
+    // log.screened text: the link the domain rules refused is logged, and its history tells why, though the store never held it.
+    const off = await trawl(['admin', '--server', server, '--json', 'inspect', 'web', 'http://127.0.9.3/elsewhere.html']);
+    assert.equal(off.code, 0, off.err);
+    const o = JSON.parse(off.out) as { known: boolean; history: Array<{ event: string; code: string; meaning: string }> };
+    assert.equal(o.known, false);
+    assert.deepEqual(o.history.map((h) => [h.event, h.code]), [['skip', 'do']]);
+    assert.match(o.history[0]!.meaning, /Hostname exclusion/);
     const ins = await trawl(['admin', '--server', server, 'inspect', 'web', `${origin}/dup.html`]);
     assert.equal(ins.code, 0, ins.err);
     assert.match(ins.out, /skip code +cs: Duplicate/);
