@@ -30,10 +30,11 @@ function trawl(args: string[]): Promise<{ code: number | null; out: string; err:
 }
 
 const PAGES: Record<string, string> = {
-  '/': '<html><head><title>Home</title></head><body><a href="/a.html">a</a> <a href="/docs/guide.html">guide</a> <a href="/dup.html">dup</a> <a href="/missing.html">gone</a> <a href="/notes.txt">notes</a> <a href="http://127.0.9.3/elsewhere.html">off site</a></body></html>',
+  '/': '<html><head><title>Home</title></head><body><a href="/a.html">a</a> <a href="/docs/guide.html">guide</a> <a href="/dup.html">dup</a> <a href="/missing.html">gone</a> <a href="/notes.txt">notes</a> <a href="/docs">docs, no slash</a> <a href="http://127.0.9.3/elsewhere.html">off site</a></body></html>',
   '/a.html': '<html><head><title>Café</title></head><body><p>Crème brûlée — ünïcödé</p></body></html>',
   '/docs/guide.html': '<html><head><title>Guide</title></head><body><h1>Guide</h1><a href="/docs/">docs</a></body></html>',
   '/docs/': '<html><body>docs index</body></html>',
+  '/docs': '<html><body>docs without the slash</body></html>',
   '/notes.txt': 'plain notes\nline two\n',
 };
 
@@ -45,6 +46,7 @@ function siteSpec(ip: string): HostSpec[] {
       '/a.html': { kind: 'html', body: PAGES['/a.html']! },
       '/docs/guide.html': { kind: 'html', body: PAGES['/docs/guide.html']! },
       '/docs/': { kind: 'html', body: PAGES['/docs/']! },
+      '/docs': { kind: 'html', body: PAGES['/docs']! },
       // The same bytes as /a.html: a duplicate (skip code cs).
       '/dup.html': { kind: 'html', body: PAGES['/a.html']! },
       '/notes.txt': { kind: 'text', body: PAGES['/notes.txt']! },
@@ -80,7 +82,7 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     const served = new Map(site.host('127.0.9.1').requests.map((q) => [q.path, q.status]));
     assert.equal(served.get('/a.html'), 200);
     // Stored: the pages and the text; not the duplicate, not the 404.
-    assert.deepEqual(items.map((i) => i.url.slice(origin.length)).sort(), ['/', '/a.html', '/docs/', '/docs/guide.html', '/notes.txt']);
+    assert.deepEqual(items.map((i) => i.url.slice(origin.length)).sort(), ['/', '/a.html', '/docs', '/docs/', '/docs/guide.html', '/notes.txt']);
     for (const i of items) {
       assert.equal(i.status, 'stored');
       assert.equal(i.body!.text, PAGES[i.url.slice(origin.length)], i.url);
@@ -109,12 +111,17 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     const out = join(dir, 'files');
     const r = await trawl(['export', '--data', data, '--format', 'files', '--out', out]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.err, /5 documents exported to/);
+    assert.match(r.err, /6 documents exported to/);
     const hostDir = new URL(origin).host.replace(':', '_');
     assert.equal(readFileSync(join(out, hostDir, 'a.html'), 'utf8'), PAGES['/a.html']);
     assert.equal(readFileSync(join(out, hostDir, 'index.html'), 'utf8'), PAGES['/']);
-    assert.equal(readFileSync(join(out, hostDir, 'docs', 'index.html'), 'utf8'), PAGES['/docs/']);
     assert.equal(readFileSync(join(out, hostDir, 'notes.txt'), 'utf8'), PAGES['/notes.txt']);
+    // /docs is a page and /docs/ a folder's: the one written second goes under _/, by the digest of its URL.
+    const index0 = readFileSync(join(out, 'index.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; file: string });
+    const moved = index0.filter((i) => i.file.startsWith(join(hostDir, '_') + '/'));
+    assert.equal(moved.length, 1, JSON.stringify(index0));
+    assert.ok([`${origin}/docs`, `${origin}/docs/`].includes(moved[0]!.url));
+    for (const i of index0) assert.equal(readFileSync(join(out, i.file), 'utf8'), PAGES[i.url.slice(origin.length)], i.url);
     const index = readFileSync(join(out, 'index.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; file: string });
     assert.equal(index.find((i) => i.url === `${origin}/docs/guide.html`)!.file, join(hostDir, 'docs', 'guide.html'));
     const bad = await trawl(['export', '--data', data, '--format', 'files']);
@@ -179,7 +186,7 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     assert.equal(crawl.code, 0, crawl.err);
     // The documents really are zstd frames on disk (magic 28 b5 2f fd).
     const bodies = readdirSync(join(data, 'content', 'flat'), { recursive: true, encoding: 'utf8' }).filter((f) => /-\d+$/.test(f));
-    assert.equal(bodies.length, 5);
+    assert.equal(bodies.length, 6);
     for (const f of bodies) assert.equal(readFileSync(join(data, 'content', 'flat', f)).subarray(0, 4).toString('hex'), '28b52ffd', f);
     const two = await trawl(['export', '--data', data]);
     assert.equal(two.code, 64);
@@ -187,7 +194,7 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     const r = await trawl(['export', '--data', data, '--collection', 'flat']);
     assert.equal(r.code, 0, r.err);
     const items = lines(r.out);
-    assert.equal(items.length, 5);
+    assert.equal(items.length, 6);
     for (const i of items) assert.equal(i.body!.text, PAGES[i.url.slice(origin.length)], i.url);
     const ins = await trawl(['inspect', `${origin}/a.html`, '--data', data, '--collection', 'flat', '--body', '--json']);
     const rep = JSON.parse(ins.out) as { body: { text: string; header: string }; history: Array<{ event: string }> };
@@ -264,7 +271,7 @@ describe('trawl inspect, export and admin log while trawl serve holds the data d
     const e = await trawl(['export', '--data', data, '--server', server, '--page-size', '2']);
     assert.equal(e.code, 0, e.err);
     const items = lines(e.out);
-    assert.deepEqual(items.map((i) => i.url.slice(origin.length)).sort(), ['/', '/a.html', '/docs/', '/docs/guide.html', '/notes.txt']);
+    assert.deepEqual(items.map((i) => i.url.slice(origin.length)).sort(), ['/', '/a.html', '/docs', '/docs/', '/docs/guide.html', '/notes.txt']);
     for (const i of items) assert.equal(i.body!.text, PAGES[i.url.slice(origin.length)]);
 
     const unknown = await trawl(['inspect', `${origin}/never.html`, '--data', data, '--server', server]);
