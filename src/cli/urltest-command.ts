@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError } from '../core/errors.ts';
+import { skipMeaning } from '../core/skip-codes.ts';
 import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
@@ -19,7 +20,6 @@ import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { parseRobots, type AgentRules } from '../scope/robots.ts';
 import type { TraceStep } from '../scope/scope.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
-import { skipMeaning } from '../service/inspect.ts';
 import { openStoreOf } from './data-store.ts';
 import type { Io } from './io.ts';
 

@@ -14,7 +14,7 @@
  * already holds, the parent what the frontier row was queued with.
  */
 
-import { DOC_SKIP_CODES, URI_SKIP_CODES } from '../core/skip-codes.ts';
+import { skipMeaning } from '../core/skip-codes.ts';
 import { normalizeUrl } from '../core/url.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import { canonicalizerOf } from '../engine/runtime.ts';
@@ -35,13 +35,6 @@ export interface CollectionView {
   readonly logFiles: () => string[];
   /** Writes what the running crawl's log holds in memory (the daemon's), before it is read. */
   readonly flushLog?: () => Promise<void>;
-}
-
-/** What a skip code means (MS-FSCADM 2.2.3.1 and 2.2.3.2, core/skip-codes.ts); undefined for other codes. */
-export function skipMeaning(code: string | undefined): string | undefined {
-  if (code === undefined) return undefined;
-  return Object.hasOwn(DOC_SKIP_CODES, code) ? DOC_SKIP_CODES[code as keyof typeof DOC_SKIP_CODES]
-    : Object.hasOwn(URI_SKIP_CODES, code) ? URI_SKIP_CODES[code as keyof typeof URI_SKIP_CODES] : undefined;
 }
 
 /** A record as the readers print it: times as ISO strings, absent fields left out. */
