@@ -203,6 +203,12 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     assert.match(rep.body.header, /^HTTP\/1\.1 200/);
     // Each collection's history is its own, though both runs wrote to logs/crawl.log.
     assert.deepEqual(rep.history.map((h) => h.event), ['fetch']);
+    // trawl urltest --data reads the record with the same store access.
+    const ut = await trawl(['urltest', config, `${origin}/dup.html`, '--data', data, '--json', '--no-fetch-robots']);
+    assert.equal(ut.code, 0, ut.err);
+    const rec = (JSON.parse(ut.out) as { record: { status: string; skipCode: string; skipReason: string; httpStatus: number } }).record;
+    assert.deepEqual([rec.status, rec.skipCode, rec.httpStatus], ['duplicate', 'cs', 200]);
+    assert.match(rec.skipReason, /^Duplicate: the same content as another URI/);
     const missing = await trawl(['export', '--data', data, '--collection', 'nope']);
     assert.equal(missing.code, 65);
     assert.match(missing.err, /has no collection named "nope"/);
@@ -278,6 +284,12 @@ describe('trawl inspect, export and admin log while trawl serve holds the data d
     const unknown = await trawl(['inspect', `${origin}/never.html`, '--data', data, '--server', server]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.err, /TRAWL_ERR_URL_UNKNOWN/);
+  });
+
+  it('trawl urltest --data, which cannot read the held store, points to trawl inspect', async () => {
+    const r = await trawl(['urltest', join(dir, 'web.xml'), `${origin}/a.html`, '--data', data, '--no-fetch-robots']);
+    assert.equal(r.code, 66);
+    assert.match(r.err, /is in use by another process .*`trawl inspect URL --data /);
   });
 
   it('with the store held and no admin server answering, the error names both', async () => {
