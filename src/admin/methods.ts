@@ -213,6 +213,7 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
 
   // ------------------------------------------------------------ trawl's own (not MS-FSCADM)
   // Reading a collection while the daemon holds its store (`trawl inspect`, `trawl export`, `trawl admin log`).
+  'trawl.GetDataDirectory': { params: [], run: (s) => s.dataDirectory() },
   'trawl.InspectURI': { params: [C, ['URI', 'string'], ['Body', 'int']], run: async (s, [c, uri, body]) => toXmlRpc(await s.inspectUri(c as string, absolute(uri as string, 'URI'), flag(body!, 'Body'))) },
   'trawl.ExportDocuments': { params: [C, ['Selection', 'struct'], ['Cursor', 'string'], ['Limit', 'int']], run: async (s, [c, sel, cursor, limit]) => {
     const o = sel as XmlRpcStruct;

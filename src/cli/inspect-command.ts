@@ -12,7 +12,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, realpathSync, writeFileSync, type WriteStream } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { isTrawlError, trawlError } from '../core/errors.ts';
@@ -44,13 +44,16 @@ async function openSource(o: SourceOptions, io: Io): Promise<Source> {
   if (local !== 'in-use') return { kind: 'local', local };
   io.err(`trawl: the crawl store of ${o.data} is in use by a running trawl; reading through the admin server ${o.server}`);
   const rpc = client(o.server, o.tokenFile !== undefined ? readToken(o.tokenFile) : undefined, READER_PARSE_LIMITS);
-  let names: string[];
+  let served: string;
   try {
-    names = toJson(await rpc.call('CollectionGetList')) as string[];
+    served = toJson(await rpc.call('trawl.GetDataDirectory')) as string;
   } catch (err) {
     if (isTrawlError(err) && err.code === 'TRAWL_ERR_IO') throw trawlError('DATA_HELD_NO_SERVER', { dir: o.data, server: o.server, reason: err.message });
     throw err;
   }
+  // Another daemon's collections must not be taken for those of --data.
+  if (served !== realpathSync(o.data)) throw trawlError('DATA_OTHER_SERVER', { dir: o.data, server: o.server, served });
+  const names = toJson(await rpc.call('CollectionGetList')) as string[];
   const where = `the trawl serve at ${o.server}`;
   if (o.collection !== undefined) {
     if (!names.includes(o.collection)) throw trawlError('DATA_NO_COLLECTION', { where, name: o.collection, names: names.join(', ') || 'none' });

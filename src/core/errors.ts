@@ -46,7 +46,7 @@ export const ERROR_CODES = {
     exitCode: 1,
   },
   TRAWL_ERR_DATA_UNAVAILABLE: {
-    summary: '`trawl inspect` / `trawl export`: the crawl store is held by a running crawler and its admin server (`--server`) does not answer either.',
+    summary: '`trawl inspect` / `trawl export`: the crawl store is held by a running crawler, and its admin server (`--server`) does not answer either or serves another data directory.',
     exitCode: 69,
   },
 
@@ -222,6 +222,10 @@ export const ERROR_MESSAGES = {
   DATA_HELD_NO_SERVER: {
     code: 'TRAWL_ERR_DATA_UNAVAILABLE',
     template: 'the crawl store of --data {dir} is in use by another process (a trawl crawl or trawl serve), and the admin server {server} does not answer ({reason}); give the --server (and --token-file) of the trawl serve that holds {dir}, or run again once the crawl has ended',
+  },
+  DATA_OTHER_SERVER: {
+    code: 'TRAWL_ERR_DATA_UNAVAILABLE',
+    template: 'the crawl store of --data {dir} is in use by another process, and the admin server {server} serves another data directory ({served}); give the --server of the trawl serve that holds {dir}',
   },
   DATA_CHOOSE_COLLECTION: { code: 'TRAWL_ERR_USAGE', template: '{where} holds {count} collections ({names}); choose one with --collection' },
   DATA_NO_COLLECTION: { code: 'TRAWL_ERR_CONFIG_NOT_FOUND', template: '{where} has no collection named {name:json} (it has: {names})' },

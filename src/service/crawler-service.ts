@@ -17,7 +17,8 @@
  */
 
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import type { Logger } from 'pino';
 import { isDiskFull } from '../core/disk-full.ts';
 import { TrawlError, trawlError } from '../core/errors.ts';
@@ -529,6 +530,15 @@ export class CrawlerService {
       logFiles: () => logFilesOf(this.o.dataDir, name),
       ...(events ? { flushLog: () => events.flush() } : {}),
     };
+  }
+
+  /** trawl.GetDataDirectory: the data directory, its real path (a reader checks it holds the store it could not open). */
+  dataDirectory(): string {
+    try {
+      return realpathSync(this.o.dataDir);
+    } catch {
+      return resolvePath(this.o.dataDir);
+    }
   }
 
   /** trawl.InspectURI: everything known of one URL (inspect.ts). */

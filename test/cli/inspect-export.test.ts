@@ -3,7 +3,7 @@
 // `trawl admin inspect`, `trawl admin log`, and the trawl.* methods called from Python's xmlrpc.client.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -290,6 +290,28 @@ describe('trawl inspect, export and admin log while trawl serve holds the data d
     const r = await trawl(['urltest', join(dir, 'web.xml'), `${origin}/a.html`, '--data', data, '--no-fetch-robots']);
     assert.equal(r.code, 66);
     assert.match(r.err, /is in use by another process .*`trawl inspect URL --data /);
+  });
+
+  it('a daemon that serves another data directory is not asked for this one', async () => {
+    const other = join(dir, 'other');
+    mkdirSync(other, { recursive: true });
+    // Another process holds this store (as a trawl crawl would): SQLite's exclusive lock, from Python.
+    const holder = spawn('python3', ['-c', `import sqlite3, time
+c = sqlite3.connect(${JSON.stringify(join(other, 'trawl.db'))}, isolation_level=None)
+c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('CREATE TABLE IF NOT EXISTS t (x)'); c.execute('BEGIN EXCLUSIVE')
+print('held', flush=True); time.sleep(60)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.once('data', () => resolve());
+        holder.once('exit', (code) => reject(new Error(`the lock holder exited ${code}`)));
+      });
+      const r = await trawl(['inspect', `${origin}/a.html`, '--data', other, '--server', server]);
+      assert.equal(r.code, 69, r.err);
+      assert.match(r.err, new RegExp(`TRAWL_ERR_DATA_UNAVAILABLE: .*--data ${other} is in use .*${server} serves another data directory \\(${realpathSync(data)}\\)`));
+      assert.equal(r.out, '');
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 
   it('with the store held and no admin server answering, the error names both', async () => {
