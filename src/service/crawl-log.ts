@@ -14,7 +14,8 @@
  * already logs; reading it back scans the files from their end.
  */
 
-import { closeSync, existsSync, openSync, readSync, fstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** `trawl crawl`'s event log. */
@@ -65,20 +66,21 @@ const CHUNK = 64 * 1024;
  * of the whole file when it has fewer than asked. Lines that are not JSON
  * are skipped.
  */
-export function readLogLines(files: readonly string[], q: LogQuery): LogLine[] {
+export async function readLogLines(files: readonly string[], q: LogQuery): Promise<LogLine[]> {
   const want = Math.max(0, Math.min(MAX_LOG_LINES, Math.floor(q.lines)));
   if (want === 0) return [];
   const all: LogLine[] = [];
-  for (const f of files) all.push(...tailOf(f, q, want));
+  for (const f of files) all.push(...(await tailOf(f, q, want)));
   // ISO times in one format compare as strings; the sort is stable, so a file's own order is kept at equal times.
   all.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   return all.slice(-want);
 }
 
-function tailOf(file: string, q: LogQuery, want: number): LogLine[] {
-  let fd: number;
+/** Read with asynchronous reads, one chunk at a time: in the daemon, a long scan does not hold up the crawl on the same thread. */
+async function tailOf(file: string, q: LogQuery, want: number): Promise<LogLine[]> {
+  let fh: Awaited<ReturnType<typeof open>>;
   try {
-    fd = openSync(file, 'r');
+    fh = await open(file, 'r');
   } catch {
     return [];
   }
@@ -86,7 +88,7 @@ function tailOf(file: string, q: LogQuery, want: number): LogLine[] {
   const urlText = q.url !== undefined && JSON.stringify(q.url) === `"${q.url}"` ? `"url":"${q.url}"` : undefined;
   const found: LogLine[] = [];
   try {
-    let pos = fstatSync(fd).size;
+    let pos = (await fh.stat()).size;
     let carry = Buffer.alloc(0);
     const take = (text: string): boolean => {
       if (text === '' || (urlText !== undefined && !text.includes(urlText))) return false;
@@ -106,8 +108,13 @@ function tailOf(file: string, q: LogQuery, want: number): LogLine[] {
       pos -= n;
       const chunk = Buffer.allocUnsafe(n);
       let got = 0;
-      while (got < n) got += readSync(fd, chunk, got, n - got, pos + got);
-      const buf = carry.length > 0 ? Buffer.concat([chunk, carry]) : chunk;
+      while (got < n) {
+        const { bytesRead } = await fh.read(chunk, got, n - got, pos + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      const read = chunk.subarray(0, got);
+      const buf = carry.length > 0 ? Buffer.concat([read, carry]) : read;
       // What comes before the first newline may be the end of a line that starts in the chunk before
       // (split as bytes: a newline byte is never inside a UTF-8 character).
       const nl = buf.indexOf(10);
@@ -122,7 +129,7 @@ function tailOf(file: string, q: LogQuery, want: number): LogLine[] {
     if (carry.length > 0) take(carry.toString('utf8'));
     return found.reverse();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
 }
 

@@ -168,7 +168,7 @@ export async function inspectUri(v: CollectionView, raw: string, opts: { body?: 
   const url = normalizeFor(v.settings, raw) ?? raw;
   const [record, entry] = await Promise.all([v.store.getRecord(v.name, url), v.store.frontierEntry(v.name, url)]);
   await v.flushLog?.();
-  const history = readLogLines(v.logFiles(), { collection: v.name, url, lines: HISTORY_MAX }).map(historyEntry);
+  const history = (await readLogLines(v.logFiles(), { collection: v.name, url, lines: HISTORY_MAX })).map(historyEntry);
   const parent = entry?.parent ?? record?.parent;
   let body: BodyView | undefined;
   let bodyMissing: string | undefined;
