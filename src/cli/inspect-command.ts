@@ -12,7 +12,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdirSync, realpathSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, openSync, realpathSync, writeFileSync, type WriteStream } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { isTrawlError, trawlError } from '../core/errors.ts';
@@ -139,15 +139,63 @@ export function filePathOf(url: string): string {
   return join(safe(u.host.replace(/[[\]]/g, '').replaceAll(':', '_')), ...segs.map(safe), safe(last));
 }
 
+/** A file written a line at a time, waiting for the disk when it lags; an error (a full disk) is thrown by the next write or close. */
+class LineFile {
+  private readonly path: string;
+  private readonly stream: WriteStream;
+  private failed: Error | undefined;
+
+  constructor(path: string) {
+    this.path = path;
+    let fd: number;
+    try {
+      fd = openSync(path, 'w');
+    } catch (err) {
+      throw trawlError('EXPORT_WRITE', { path, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
+    }
+    this.stream = createWriteStream(path, { fd });
+    this.stream.on('error', (err) => (this.failed ??= err));
+  }
+
+  private check(): void {
+    if (this.failed) throw trawlError('EXPORT_WRITE', { path: this.path, reason: (this.failed as NodeJS.ErrnoException).code ?? this.failed.message });
+  }
+
+  async write(line: string): Promise<void> {
+    this.check();
+    if (!this.stream.write(line)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.stream.off('drain', done);
+          this.stream.off('error', done);
+          resolve();
+        };
+        this.stream.on('drain', done);
+        this.stream.on('error', done);
+      });
+      this.check();
+    }
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.stream.end(() => resolve()));
+    this.check();
+  }
+}
+
 /** Writes exported documents as files under `out`, with `index.jsonl` naming each one's file and record. */
 class FileTree {
   private readonly out: string;
-  private readonly index: WriteStream;
+  private readonly index: LineFile;
 
   constructor(out: string) {
     this.out = out;
-    mkdirSync(out, { recursive: true });
-    this.index = createWriteStream(join(out, 'index.jsonl'));
+    try {
+      mkdirSync(out, { recursive: true });
+    } catch (err) {
+      throw trawlError('EXPORT_WRITE', { path: out, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
+    }
+    this.index = new LineFile(join(out, 'index.jsonl'));
   }
 
   async add(item: ExportItem): Promise<void> {
@@ -162,18 +210,21 @@ class FileTree {
       } catch (err) {
         // A page whose path is a folder of another (/docs and /docs/a): kept under _/ by the digest of its URL.
         const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') throw trawlError('SINK_FILE_WRITE', { sink: 'export', path: join(this.out, file), reason: code ?? (err as Error).message });
+        if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') throw trawlError('EXPORT_WRITE', { path: join(this.out, file), reason: code ?? (err as Error).message });
         file = join(dirname(file).split('/')[0]!, '_', createHash('sha1').update(item.url).digest('hex'));
-        mkdirSync(dirname(join(this.out, file)), { recursive: true });
-        writeFileSync(join(this.out, file), bytes);
+        try {
+          mkdirSync(dirname(join(this.out, file)), { recursive: true });
+          writeFileSync(join(this.out, file), bytes);
+        } catch (again) {
+          throw trawlError('EXPORT_WRITE', { path: join(this.out, file), reason: (again as NodeJS.ErrnoException).code ?? (again as Error).message });
+        }
       }
     }
-    const line = `${JSON.stringify({ ...fields, ...(file !== undefined ? { file: relative(this.out, join(this.out, file)) } : {}) })}\n`;
-    if (!this.index.write(line)) await new Promise<void>((resolve) => this.index.once('drain', () => resolve()));
+    await this.index.write(`${JSON.stringify({ ...fields, ...(file !== undefined ? { file: relative(this.out, join(this.out, file)) } : {}) })}\n`);
   }
 
   close(): Promise<void> {
-    return new Promise((resolve, reject) => this.index.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    return this.index.close();
   }
 }
 
@@ -234,10 +285,12 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
       const body = files || o.body;
       const document = !files && o.document === true;
       const src = await openSource(o, io);
-      const tree = files ? new FileTree(o.out!) : undefined;
-      const file = !files && o.out !== undefined ? createWriteStream(o.out) : undefined;
+      let tree: FileTree | undefined;
+      let file: LineFile | undefined;
       let count = 0;
       try {
+        if (files) tree = new FileTree(o.out!);
+        else if (o.out !== undefined) file = new LineFile(o.out);
         let cursor = 0;
         for (;;) {
           let items: ExportItem[];
@@ -255,9 +308,8 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
           for (const item of items) {
             count++;
             if (tree) await tree.add(item);
-            else if (file) {
-              if (!file.write(`${JSON.stringify(item)}\n`)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
-            } else io.out(JSON.stringify(item));
+            else if (file) await file.write(`${JSON.stringify(item)}\n`);
+            else io.out(JSON.stringify(item));
           }
           if (!file && !tree) await io.drained?.();
           if (next === 0 || next === cursor) break;
@@ -266,7 +318,7 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
       } finally {
         await closeSource(src);
         await tree?.close();
-        if (file) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+        await file?.close();
       }
       if (o.out !== undefined) io.err(`trawl: ${count} documents exported to ${o.out}`);
       setExit(0);

@@ -125,6 +125,14 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     for (const i of index) assert.equal(readFileSync(join(out, i.file), 'utf8'), PAGES[i.url.slice(origin.length)], i.url);
     const guide = index.find((i) => i.url === `${origin}/docs/guide.html`)!.file;
     if (!moved.includes('/docs/guide.html')) assert.equal(guide, join(hostDir, 'docs', 'guide.html'));
+    const jsonl = join(dir, 'export.jsonl');
+    const toFile = await trawl(['export', '--data', data, '--out', jsonl]);
+    assert.equal(toFile.code, 0, toFile.err);
+    assert.equal(toFile.out, '');
+    assert.equal(readFileSync(jsonl, 'utf8').trim().split('\n').length, 6);
+    const nowhere = await trawl(['export', '--data', data, '--out', join(dir, 'no', 'such', 'x.jsonl')]);
+    assert.equal(nowhere.code, 66);
+    assert.match(nowhere.err, /TRAWL_ERR_IO: cannot write .*x\.jsonl: ENOENT/);
     const bad = await trawl(['export', '--data', data, '--format', 'files']);
     assert.equal(bad.code, 64);
     assert.match(bad.err, /--format files .*--out DIR/);
