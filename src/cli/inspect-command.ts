@@ -311,7 +311,15 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
             else if (file) await file.write(`${JSON.stringify(item)}\n`);
             else io.out(JSON.stringify(item));
           }
-          if (!file && !tree) await io.drained?.();
+          if (!file && !tree) {
+            try {
+              await io.drained?.();
+            } catch (err) {
+              // The reader of standard output is gone (`| head`): nothing more to write, and nothing wrong.
+              if ((err as NodeJS.ErrnoException).code === 'EPIPE') break;
+              throw err;
+            }
+          }
           if (next === 0 || next === cursor) break;
           cursor = next;
         }

@@ -7,10 +7,31 @@ export interface Io {
   drained?(): Promise<void>;
 }
 
+let stdoutWatched = false;
+let stdoutFailed: Error | undefined;
+
 export const processIo: Io = {
   out: (line) => void process.stdout.write(`${line}\n`),
   err: (line) => void process.stderr.write(`${line}\n`),
-  drained: () => (process.stdout.writableNeedDrain ? new Promise<void>((resolve) => process.stdout.once('drain', () => resolve())) : Promise.resolve()),
+  drained: () => {
+    // A reader that went away (`trawl export | head`) is an EPIPE error on stdout: rejected here, not thrown as an unhandled event.
+    if (!stdoutWatched) {
+      stdoutWatched = true;
+      process.stdout.on('error', (err) => (stdoutFailed ??= err));
+    }
+    if (stdoutFailed) return Promise.reject(stdoutFailed);
+    if (!process.stdout.writableNeedDrain) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        process.stdout.off('drain', done);
+        process.stdout.off('error', done);
+        if (stdoutFailed) reject(stdoutFailed);
+        else resolve();
+      };
+      process.stdout.on('drain', done);
+      process.stdout.on('error', done);
+    });
+  },
   readStdin: async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
