@@ -12,7 +12,7 @@
  * them almost always) cost a few string scans each.
  */
 
-import pino, { type LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
 import type { EventLog } from '../service/crawl-log.ts';
 import { isSecretHeader, MASK, maskText, maskUrl } from '../config/secrets.ts';
@@ -80,12 +80,17 @@ export function maskingLogOptions(): Pick<LoggerOptions, 'hooks'> {
  * status, skip code and message, the collection's name bound once),
  * through a LogFile at `path`.
  */
+/** One crawl event as a line of an event log (the one format `trawl crawl` and `trawl serve` write, and crawl-log.ts reads). */
+export function logEvent(events: Logger, e: Parameters<EventLog['write']>[0]): void {
+  events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+}
+
 export function openEventLog(path: string, collection: string): EventLog {
   const file = new LogFile(path);
   const events = pino({ base: undefined, timestamp: isoTimeEachMs(), ...maskingLogOptions() }, file).child({ collection });
   return {
     path,
-    write: (e) => events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+    write: (e) => logEvent(events, e),
     flush: () => new Promise<void>((resolve) => file.flush(resolve)),
     close: () => file.close(),
   };
