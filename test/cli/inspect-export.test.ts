@@ -354,11 +354,11 @@ print('held', flush=True); time.sleep(60)`], { stdio: ['ignore', 'pipe', 'inheri
   it('the trawl.* methods answer Python\'s xmlrpc.client', () => {
     const script = `import json, xmlrpc.client
 s = xmlrpc.client.ServerProxy(${JSON.stringify(`${server}/RPC2`)})
-page = s.__getattr__('trawl.ExportDocuments')('web', {'prefix': ${JSON.stringify(`${origin}/docs/`)}, 'body': True}, '', 10)
-ins = s.__getattr__('trawl.InspectURI')('web', ${JSON.stringify(`${origin}/notes.txt`)}, 0)
-log = s.__getattr__('trawl.GetLog')('web', 5, '')
+page = s.trawl.ExportDocuments('web', {'prefix': ${JSON.stringify(`${origin}/docs/`)}, 'body': True}, '', 10)
+ins = s.trawl.InspectURI('web', ${JSON.stringify(`${origin}/notes.txt`)}, 0)
+log = s.trawl.GetLog('web', 5, '')
 try:
-    s.__getattr__('trawl.InspectURI')('nope', 'http://x/', 0)
+    s.trawl.InspectURI('nope', 'http://x/', 0)
     fault = None
 except xmlrpc.client.Fault as f:
     fault = f.faultString
