@@ -12,7 +12,9 @@ import { sitesOfHostport, type AddedUris, type CrawlerService, type NotAdded } f
 import { encodeCollectionStatistics2, encodeGlobalStatistics, encodeSiteStatisticsDictionary, encodeStatisticsDictionary } from '../stats/statistics.ts';
 import { readUriFile } from './uri-file.ts';
 import { VALIDATOR1_METHODS } from './validator1.ts';
-import { isStruct, XmlRpcDouble, type XmlRpcValue } from './xmlrpc.ts';
+import { isStruct, XmlRpcDouble, type XmlRpcStruct, type XmlRpcValue } from './xmlrpc.ts';
+import { MAX_LOG_LINES } from '../service/crawl-log.ts';
+import { siteMatcher } from '../service/inspect.ts';
 
 type ParamType = 'string' | 'int' | 'array' | 'struct';
 
@@ -66,6 +68,38 @@ function added(r: AddedUris): XmlRpcValue[] {
 function addedDetail(r: AddedUris): XmlRpcValue {
   const entry = (x: NotAdded): XmlRpcValue => ({ uri: x.url, kind: x.kind, reason: x.reason, ...(x.code !== undefined ? { code: x.code } : {}), ...(x.rule !== undefined ? { rule: x.rule } : {}) });
   return { result: added(r), added: r.added, notAdded: [...r.refused, ...r.seen].map(entry) };
+}
+
+function absolute(uri: string, name: string): string {
+  if (!URL.canParse(uri)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${name} must be an absolute URI, not ${JSON.stringify(uri)}`);
+  return uri;
+}
+
+/** A member of a struct parameter: a string, or a flag (0, 1 or a boolean); undefined when absent. */
+function member(o: XmlRpcStruct, name: string, kind: 'string'): string | undefined;
+function member(o: XmlRpcStruct, name: string, kind: 'flag'): boolean | undefined;
+function member(o: XmlRpcStruct, name: string, kind: 'string' | 'flag'): string | boolean | undefined {
+  if (!Object.hasOwn(o, name)) return undefined;
+  const v = o[name]!;
+  if (kind === 'string') {
+    if (typeof v !== 'string') throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Selection.${name} must be a string, not ${typeOf(v)}`);
+    return v;
+  }
+  if (typeof v === 'boolean') return v;
+  return flag(v, `Selection.${name}`);
+}
+
+/** A plain JSON value (what the trawl.* methods return) as XML-RPC: absent members left out, whole numbers as int (i8 beyond int32). */
+function toXmlRpc(v: unknown): XmlRpcValue {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : new XmlRpcDouble(v);
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  if (Array.isArray(v)) return v.map(toXmlRpc);
+  if (v !== null && typeof v === 'object') {
+    const out: XmlRpcStruct = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined && x !== null) out[k] = toXmlRpc(x);
+    return out;
+  }
+  throw new Error(`cannot encode ${String(v)}`);
 }
 
 const nowS = (): number => Date.now() / 1000;
@@ -187,6 +221,30 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   } },
   CollectionGetStatistics2: { params: [C], run: (s, [c]) => encodeCollectionStatistics2(s.collectionStatistics(c as string), s.global, nowS()) },
   GetGlobalStatistics: { params: [], run: (s) => encodeGlobalStatistics(s.global, nowS()) },
+
+  // ------------------------------------------------------------ trawl's own (not MS-FSCADM)
+  // Reading a collection while the daemon holds its store (`trawl inspect`, `trawl export`, `trawl admin log`).
+  'trawl.GetDataDirectory': { params: [], run: (s) => s.dataDirectory() },
+  'trawl.InspectURI': { params: [C, ['URI', 'string'], ['Body', 'int']], run: async (s, [c, uri, body]) => toXmlRpc(await s.inspectUri(c as string, absolute(uri as string, 'URI'), flag(body!, 'Body'))) },
+  'trawl.ExportDocuments': { params: [C, ['Selection', 'struct'], ['Cursor', 'string'], ['Limit', 'int']], run: async (s, [c, sel, cursor, limit]) => {
+    const o = sel as XmlRpcStruct;
+    const from = cursor === '' ? 0 : Number(cursor);
+    if (!Number.isSafeInteger(from) || from < 0) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Cursor must be "" or a cursor this method returned, not ${JSON.stringify(cursor)}`);
+    const n = limit as number;
+    if (n < 1 || n > 1000) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Limit must be 1 to 1000, not ${n}`);
+    const site = member(o, 'site', 'string');
+    const prefix = member(o, 'prefix', 'string');
+    if (site !== undefined && siteMatcher(site) === undefined) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Selection.site must be host or host:port, not ${JSON.stringify(site)}`);
+    const page = await s.exportDocuments(c as string, { ...(site !== undefined ? { site } : {}), ...(prefix !== undefined ? { prefix } : {}), all: member(o, 'all', 'flag') ?? false }, from, {
+      body: member(o, 'body', 'flag') ?? true, document: member(o, 'document', 'flag') ?? false, raw: member(o, 'raw', 'flag') ?? false, limit: n,
+    });
+    return { documents: page.items.map(toXmlRpc), cursor: page.next === 0 ? '' : String(page.next) };
+  } },
+  'trawl.GetLog': { params: [C, ['Lines', 'int'], ['URI', 'string']], run: async (s, [c, lines, uri]) => {
+    const n = lines as number;
+    if (n < 1 || n > MAX_LOG_LINES) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Lines must be 1 to ${MAX_LOG_LINES}, not ${n}`);
+    return (await s.eventLog(c as string, n, (uri as string) === '' ? undefined : absolute(uri as string, 'URI'))).map((l) => toXmlRpc(l));
+  } },
 
   // ------------------------------------------------------------ introspection
   'system.version': { params: [], run: () => `trawl ${VERSION}` },

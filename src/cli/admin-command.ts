@@ -7,8 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
-import { TrawlError } from '../core/errors.ts';
-import { encodeMethodCall, parseMethodResponse, XmlRpcDouble, isStruct, type XmlRpcValue } from '../admin/xmlrpc.ts';
+import { TrawlError, trawlError } from '../core/errors.ts';
+import { MAX_LOG_LINES, type LogLine } from '../service/crawl-log.ts';
+import type { InspectReport } from '../service/inspect.ts';
+import { inspectText, logText } from './inspect-command.ts';
+import { wholeNumberOption } from './options.ts';
+import { encodeMethodCall, parseMethodResponse, XmlRpcDouble, isStruct, type ParseOptions, type XmlRpcValue } from '../admin/xmlrpc.ts';
 import { DEFAULT_ADMIN_PORT, readToken } from './serve-command.ts';
 import type { Io } from './io.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
@@ -16,11 +20,18 @@ import { configWarnings } from '../config/honoured.ts';
 import { detectFormat, readConfigBytes } from '../config/load.ts';
 import { writeConfigXml } from '../config/writer.ts';
 
-interface Client {
+export interface Client {
   call(method: string, ...params: XmlRpcValue[]): Promise<XmlRpcValue>;
 }
 
-function client(server: string, token: string | undefined): Client {
+/**
+ * What the trawl.* reading methods may answer: a page of documents holds up
+ * to 8 MiB of bodies, or one document of up to max_document_bytes (100 MiB
+ * by default) in base64.
+ */
+export const READER_PARSE_LIMITS: ParseOptions = { maxBytes: 320 * 1024 * 1024, maxValues: 1_000_000, maxTags: 4_000_000 };
+
+export function client(server: string, token: string | undefined, limits: ParseOptions = {}): Client {
   const url = server.endsWith('/RPC2') ? server : `${server.replace(/\/$/, '')}/RPC2`;
   return {
     async call(method, ...params) {
@@ -32,7 +43,7 @@ function client(server: string, token: string | undefined): Client {
       }
       if (res.status === 401) throw new TrawlError('TRAWL_ERR_USAGE', `${url} wants a bearer token: pass --token-file`);
       if (!res.ok) throw new TrawlError('TRAWL_ERR_IO', `${url} answered HTTP ${res.status}`);
-      const r = parseMethodResponse(await res.text());
+      const r = parseMethodResponse(await res.text(), limits);
       if ('fault' in r) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${method}: ${r.fault.faultString}`);
       return r.value;
     },
@@ -40,7 +51,7 @@ function client(server: string, token: string | undefined): Client {
 }
 
 /** Plain JSON for --json: doubles as numbers, bytes as base64, dates as ISO strings. */
-function toJson(v: XmlRpcValue): unknown {
+export function toJson(v: XmlRpcValue): unknown {
   if (v instanceof XmlRpcDouble) return v.value;
   if (typeof v === 'bigint') return Number(v);
   if (v instanceof Date) return v.toISOString();
@@ -262,6 +273,26 @@ export function registerAdminCommand(program: Command, io: Io, setExit: (code: n
       const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined);
       const info = { version: await c.call('system.version'), distributed: await c.call('IsDistributed'), multinodeScheduler: await c.call('IsMultiNodeScheduler'), siteManagers: await c.call('GetSiteManagerNum') };
       io.out(g.json ? JSON.stringify(toJson(info as unknown as XmlRpcValue), null, 2) : human(toJson(info as unknown as XmlRpcValue)));
+      setExit(0);
+    });
+  admin.command('inspect').description('what the daemon holds of a URL: record, skip code, frontier state, parent, history (trawl.InspectURI; `trawl inspect` without the daemon)').argument('<name>').argument('<url>')
+    .option('--body', 'also print the stored body')
+    .action(async (n: string, u: string, o: { body?: boolean }) => {
+      const g = admin.opts<{ server: string; tokenFile?: string; json?: boolean }>();
+      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined, READER_PARSE_LIMITS);
+      const report = toJson(await c.call('trawl.InspectURI', n, u, o.body ? 1 : 0)) as InspectReport;
+      if (!report.known && report.history.length === 0) throw trawlError('URL_UNKNOWN', { url: report.url, name: report.collection });
+      if (g.json) io.out(JSON.stringify(report, null, 2));
+      else for (const line of inspectText(report)) io.out(line);
+      setExit(0);
+    });
+  admin.command('log').description('the last lines of a collection\'s event log, or those about one URL (trawl.GetLog)').argument('<name>')
+    .option('--lines <n>', 'how many lines', '50').option('--url <url>', 'only the lines about this URL')
+    .action(async (n: string, o: { lines: string; url?: string }) => {
+      const g = admin.opts<{ server: string; tokenFile?: string; json?: boolean }>();
+      const c = client(g.server, g.tokenFile !== undefined ? readToken(g.tokenFile) : undefined, READER_PARSE_LIMITS);
+      const lines = toJson(await c.call('trawl.GetLog', n, wholeNumberOption('--lines', o.lines, 1, MAX_LOG_LINES), o.url ?? '')) as LogLine[];
+      for (const l of lines) io.out(g.json ? JSON.stringify(l) : logText(l));
       setExit(0);
     });
   admin.command('call').description('call any method with JSON parameters, e.g. call AddURIs \'"news"\' 0 \'["https://example.com/"]\'').argument('<method>').argument('[params...]')

@@ -28,7 +28,7 @@ import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
-import { maskingLogOptions } from './logging.ts';
+import { logEvent, maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
 import { addUrlOptions, checkedUrls, collectionForUrls, isUrlInput, SETTINGS_RULE_HELP, urlCrawlOptions } from './url-collection.ts';
 
@@ -282,7 +282,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
                 // A full disk (or limits.disk_free) is told on stderr too: the log may be on that disk.
                 if (e.type === 'disk') io.err(`${process.stderr.isTTY === true && !opts.json ? '\r\x1b[K' : ''}trawl: collection ${config.name}: ${e.message}`);
                 watch.note(e);
-                events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+                logEvent(events, e);
               },
             });
             current = crawl;

@@ -12,7 +12,9 @@
  * them almost always) cost a few string scans each.
  */
 
-import type { LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import { LogFile, isoTimeEachMs } from '../core/log-file.ts';
+import type { EventLog } from '../service/crawl-log.ts';
 import { isSecretHeader, MASK, maskText, maskUrl } from '../config/secrets.ts';
 
 /** Nesting followed into logged objects; deeper values are logged as they are. */
@@ -69,5 +71,27 @@ export function maskingLogOptions(): Pick<LoggerOptions, 'hooks'> {
         method.apply(this, masked);
       },
     },
+  };
+}
+
+/**
+ * An event log of its own for one collection (`trawl serve`): the same
+ * lines `trawl crawl` writes to logs/crawl.log (the event, URL, HTTP
+ * status, skip code and message, the collection's name bound once),
+ * through a LogFile at `path`.
+ */
+/** One crawl event as a line of an event log (the one format `trawl crawl` and `trawl serve` write, and crawl-log.ts reads). */
+export function logEvent(events: Logger, e: Parameters<EventLog['write']>[0]): void {
+  events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+}
+
+export function openEventLog(path: string, collection: string): EventLog {
+  const file = new LogFile(path);
+  const events = pino({ base: undefined, timestamp: isoTimeEachMs(), ...maskingLogOptions() }, file).child({ collection });
+  return {
+    path,
+    write: (e) => logEvent(events, e),
+    flush: () => new Promise<void>((resolve) => file.flush(resolve)),
+    close: () => file.close(),
   };
 }

@@ -12,6 +12,7 @@ import { registerConfigCommands } from './config-commands.ts';
 import { registerCodesCommand } from './codes-command.ts';
 import { registerCrawlCommand } from './crawl-command.ts';
 import { registerUrltestCommand } from './urltest-command.ts';
+import { registerInspectCommands } from './inspect-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { processIo, type Io } from './io.ts';
@@ -28,6 +29,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     });
   registerCrawlCommand(program, io, setExit);
   registerUrltestCommand(program, io, setExit);
+  registerInspectCommands(program, io, setExit);
   registerServeCommand(program, io, setExit);
   registerAdminCommand(program, io, setExit);
   registerConfigCommands(program, io, setExit);

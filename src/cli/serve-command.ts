@@ -12,7 +12,7 @@ import { trawlError } from '../core/errors.ts';
 import { isoTimeEachMs } from '../core/log-file.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
-import { maskingLogOptions } from './logging.ts';
+import { maskingLogOptions, openEventLog } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
@@ -134,7 +134,7 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs(), ...maskingLogOptions() });
       const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
       const service = new CrawlerService({
-        dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir,
+        dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir, openEventLog,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
       });

@@ -5,11 +5,11 @@
  * robots.txt, with every rule consulted shown by --explain.
  */
 
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError, trawlError } from '../core/errors.ts';
-import { DOC_SKIP_CODES } from '../core/skip-codes.ts';
+import { skipMeaning } from '../core/skip-codes.ts';
 import { normalizeUrl, pathAndQuery, siteOf } from '../core/url.ts';
 import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
@@ -26,7 +26,7 @@ import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { parseRobots, type AgentRules } from '../scope/robots.ts';
 import type { TraceStep } from '../scope/scope.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
-import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
+import { openStoreOf } from './data-store.ts';
 import type { Io } from './io.ts';
 import { addUrlOptions, checkedUrls, collectionForUrls, SETTINGS_RULE_HELP, urlCrawlOptions, type UrlOptionValues } from './url-collection.ts';
 
@@ -215,14 +215,14 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
 }
 
 /**
- * Adds each URL's record from the crawl store of `data`. The store is held
- * by one process at a time: while a crawler runs on it, this fails with the
- * store's own error, which says so.
+ * Adds each URL's record from the crawl store of `data` (opened as `trawl
+ * inspect` opens it, data-store.ts). The store is held by one process at a
+ * time: while a crawler runs on it, this fails and says so; `trawl inspect`
+ * then reads through the admin server.
  */
 async function addRecords(results: UrlTestResult[], data: string, collection: string, cookieTtlMs: number | undefined): Promise<void> {
-  const path = join(data, 'trawl.db');
-  if (!existsSync(path)) throw new TrawlError('TRAWL_ERR_IO', `--data ${data}: there is no crawl store (${path})`);
-  const store = new SqliteCrawlStore(path, { busyTimeoutMs: 1000 });
+  const store = openStoreOf(data);
+  if (store === 'in-use') throw new TrawlError('TRAWL_ERR_IO', `the crawl store ${join(data, 'trawl.db')} is in use by another process (a trawl crawl or trawl serve); \`trawl inspect URL --data ${data}\` reads it through the admin server`);
   try {
     if (cookieTtlMs !== undefined) {
       const text = await store.getCookieJar(collection);
@@ -236,7 +236,7 @@ async function addRecords(results: UrlTestResult[], data: string, collection: st
       results[i] = {
         ...results[i]!,
         record: {
-          status: r.status, skipCode: code, skipReason: code === null ? null : (DOC_SKIP_CODES as Record<string, string>)[code] ?? null,
+          status: r.status, skipCode: code, skipReason: skipMeaning(code ?? undefined) ?? null,
           httpStatus: r.httpStatus ?? null, lastCrawled: new Date(r.lastCrawledMs).toISOString(),
         },
       };

@@ -158,7 +158,7 @@ const EXCLUDE_URIS = section({ name: 'exclude_uris', key: 'excludeUris', honoure
 // ------------------------------------------------------------------ 2.2.4.5
 
 const LOG = section({
-  name: 'log', key: 'log', honoured: { partly: 'only the fetch and screened logs are written' }, meaning: 'Which crawler logs are written.', spec: 'MS-FSCCFG 2.2.4.5', sections: [],
+  name: 'log', key: 'log', honoured: { partly: 'only the fetch and screened logs are written' }, meaning: 'Which crawler logs are written: trawl crawl writes them to logs/crawl.log, trawl serve to logs/collections/<collection>.log, both under the data directory (trawl inspect and trawl admin log read them).', spec: 'MS-FSCCFG 2.2.4.5', sections: [],
   attribs: [
     attrib({ name: 'fetch', key: 'fetch', honoured: 'full', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of downloaded documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
     attrib({ name: 'postprocess', key: 'postprocess', honoured: 'not', type: 'string', default: 'text', allowed: ['text', 'xml', 'none'], meaning: 'Log of post processing of documents.', spec: 'MS-FSCCFG 2.2.4.5' }),

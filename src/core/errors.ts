@@ -41,6 +41,14 @@ export const ERROR_CODES = {
     exitCode: 3,
   },
   TRAWL_ERR_ADDRESS_IN_USE: { summary: 'The address and port `trawl serve` was told to listen on are in use by another process.', exitCode: 69 },
+  TRAWL_ERR_URL_UNKNOWN: {
+    summary: '`trawl inspect`: the collection\'s crawl store and event logs know nothing of the URL (never queued, crawled, or screened with `log.screened` on).',
+    exitCode: 1,
+  },
+  TRAWL_ERR_DATA_UNAVAILABLE: {
+    summary: '`trawl inspect` / `trawl export`: the crawl store is held by a running crawler, and its admin server (`--server`) does not answer either or serves another data directory.',
+    exitCode: 69,
+  },
 
   TRAWL_ERR_CONFIG_XML: { summary: 'The configuration is not well-formed XML 1.0.', exitCode: 65 },
   TRAWL_ERR_CONFIG_DTD: { summary: 'The configuration has a DOCTYPE or entity declaration; trawl refuses them.', exitCode: 65 },
@@ -224,6 +232,26 @@ export const ERROR_MESSAGES = {
     code: 'TRAWL_ERR_ADDRESS_IN_USE',
     template: 'cannot listen on {host} port {port}: another process uses that address (stop it, or choose another with --port / --host)',
   },
+  DATA_NO_STORE: { code: 'TRAWL_ERR_IO', template: '--data {dir}: there is no crawl store ({path})' },
+  DATA_HELD_NO_SERVER: {
+    code: 'TRAWL_ERR_DATA_UNAVAILABLE',
+    template: 'the crawl store of --data {dir} is in use by another process (a trawl crawl or trawl serve), and the admin server {server} does not answer ({reason}); give the --server (and --token-file) of the trawl serve that holds {dir}, or run again once the crawl has ended',
+  },
+  DATA_OTHER_SERVER: {
+    code: 'TRAWL_ERR_DATA_UNAVAILABLE',
+    template: 'the crawl store of --data {dir} is in use by another process, and the admin server {server} serves another data directory ({served}); give the --server of the trawl serve that holds {dir}',
+  },
+  DATA_CHOOSE_COLLECTION: { code: 'TRAWL_ERR_USAGE', template: '{where} holds {count} collections ({names}); choose one with --collection' },
+  DATA_NO_COLLECTION: { code: 'TRAWL_ERR_CONFIG_NOT_FOUND', template: '{where} has no collection named {name:json} (it has: {names})' },
+  URL_UNKNOWN: {
+    code: 'TRAWL_ERR_URL_UNKNOWN',
+    template: '{url} is not known to collection {name:json}: it was never queued or crawled, and no event log line names it (check its scope with `trawl urltest --explain`)',
+  },
+  URL_INVALID: { code: 'TRAWL_ERR_USAGE', template: 'not an absolute URL: {url:json}' },
+  EXPORT_NEEDS_OUT: { code: 'TRAWL_ERR_USAGE', template: '--format files writes a tree of files: give the folder with --out DIR' },
+  EXPORT_WRITE: { code: 'TRAWL_ERR_IO', template: 'cannot write {path}: {reason}' },
+  EXPORT_FORMAT: { code: 'TRAWL_ERR_USAGE', template: '--format {format:json}: expected jsonl or files' },
+  SITE_INVALID: { code: 'TRAWL_ERR_USAGE', template: '--site {site:json}: expected host or host:port' },
   SERVE_NEEDS_TOKEN: {
     code: 'TRAWL_ERR_USAGE',
     template: 'listening on {host} (not loopback) needs --token-file: the admin protocol can change every collection',

@@ -60,7 +60,15 @@ export class LogFile {
   private reported = false;
   private readonly waiters: Array<() => void> = [];
   private readonly timer: NodeJS.Timeout;
-  private readonly onExit = (): void => this.flushSync();
+  /**
+   * The logs open in this process, written at its exit by one listener
+   * (`trawl serve` opens one per collection: a listener each would pass
+   * Node's limit of 10 and warn).
+   */
+  private static readonly open = new Set<LogFile>();
+  private static readonly onExit = (): void => {
+    for (const f of LogFile.open) f.flushSync();
+  };
 
   constructor(path: string) {
     this.path = path;
@@ -69,7 +77,8 @@ export class LogFile {
     this.fd = openSync(path, 'a', 0o600);
     this.timer = setInterval(() => this.flush(), FLUSH_MS);
     this.timer.unref();
-    process.on('exit', this.onExit);
+    if (LogFile.open.size === 0) process.on('exit', LogFile.onExit);
+    LogFile.open.add(this);
   }
 
   /** pino's destination interface: one serialized line, newline included. */
@@ -174,7 +183,8 @@ export class LogFile {
     // What a failed write kept gets one last try; what still cannot be written is lost, and said so.
     this.flushSync();
     if (this.held !== undefined) process.stderr.write(`trawl: ${this.held.length} bytes of the log ${this.path} could not be written and are lost\n`);
-    process.off('exit', this.onExit);
+    LogFile.open.delete(this);
+    if (LogFile.open.size === 0) process.off('exit', LogFile.onExit);
     closeSync(this.fd);
     this.fd = undefined;
   }

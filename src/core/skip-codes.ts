@@ -46,6 +46,13 @@ export const DOC_SKIP_CODES = {
 } as const;
 
 export type UriSkipCode = keyof typeof URI_SKIP_CODES;
+
+/** What a skip code means, of either table (`trawl inspect`, `trawl urltest --data`); undefined for any other code. */
+export function skipMeaning(code: string | undefined): string | undefined {
+  if (code === undefined) return undefined;
+  if (Object.hasOwn(DOC_SKIP_CODES, code)) return DOC_SKIP_CODES[code as keyof typeof DOC_SKIP_CODES];
+  return Object.hasOwn(URI_SKIP_CODES, code) ? URI_SKIP_CODES[code as keyof typeof URI_SKIP_CODES] : undefined;
+}
 /** The URI skip codes in a fixed order, for code numbers (the screened cache's refusal tags). */
 export const URI_SKIP_CODE_LIST = Object.keys(URI_SKIP_CODES) as UriSkipCode[];
 export type DocSkipCode = keyof typeof DOC_SKIP_CODES;

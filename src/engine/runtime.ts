@@ -162,6 +162,14 @@ export function ruleFileReader(baseDir: string): RuleFileReader {
   };
 }
 
+/** The collection's URL canonicalization (rewrite_rules, the canonicalization rules, sort_query_params), as the crawl applies it. */
+export function canonicalizerOf(settings: CollectionSettings): Canonicalizer {
+  return buildCanonicalizer({
+    rules: [...(settings.urls.canonicalization as readonly CanonRuleName[]), ...(settings.sortQueryParams ? (['sort-query-params'] as const) : [])],
+    ...(settings.rewriteRules ? { rewriteRules: settings.rewriteRules } : {}),
+  });
+}
+
 export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Runtime {
   const nodeOpt = opts.node !== undefined ? { node: opts.node } : {};
   const settings = resolveSettings(c, nodeOpt);
@@ -194,10 +202,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     name: c.name,
     settings,
     scope: new Scope([...basicRules(settings, readFile), ...dialectRules(settings), ...(opts.extraRules ?? [])]),
-    canon: buildCanonicalizer({
-      rules: [...(settings.urls.canonicalization as readonly CanonRuleName[]), ...(settings.sortQueryParams ? (['sort-query-params'] as const) : [])],
-      ...(settings.rewriteRules ? { rewriteRules: settings.rewriteRules } : {}),
-    }),
+    canon: canonicalizerOf(settings),
     addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
     subs,
     headers,

@@ -17,7 +17,8 @@
  */
 
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import type { Logger } from 'pino';
 import { isDiskFull } from '../core/disk-full.ts';
 import { TrawlError, trawlError } from '../core/errors.ts';
@@ -32,7 +33,7 @@ import { honouredWarnings } from '../config/honoured.ts';
 import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
-import { queueSentLinks, type CycleSummary } from '../engine/crawler.ts';
+import { queueSentLinks, type CrawlEvent, type CycleSummary } from '../engine/crawler.ts';
 import type { AddedUris } from '../engine/seeding.ts';
 
 export type { AddedUris, NotAdded } from '../engine/seeding.ts';
@@ -46,6 +47,8 @@ import type { LatencySnapshot } from '../stats/fetch-metrics.ts';
 import type { Counters } from '../engine/cycle-stats.ts';
 import { CollectionMetrics } from './collection-metrics.ts';
 import { openCollectionRuntime } from './collection-runtime.ts';
+import { collectionLogPath, logFilesOf, readLogLines, type EventLog, type LogLine } from './crawl-log.ts';
+import { exportPage, inspectUri, normalizeFor, type CollectionView, type ExportOptions, type ExportPage, type ExportSelection, type InspectReport } from './inspect.ts';
 import { decodeOperatorState } from './collection-state.ts';
 import { ManagedCollection, ZOMBIE, type CollectionStatus } from './managed-collection.ts';
 
@@ -63,6 +66,12 @@ export interface ServiceOptions {
   /** The only folder AddURIFile and CollectionDeleteURIFile read from (default `<dataDir>/uri-files`). */
   readonly uriFileDir?: string;
   readonly now?: () => number;
+  /**
+   * Opens a collection's event log (`<data>/logs/collections/<name>.log`,
+   * crawl-log.ts): the crawl's events its `log` section lets through go
+   * there. Absent: they go to `log` at debug level.
+   */
+  readonly openEventLog?: (path: string, collection: string) => EventLog;
 }
 
 /** One collection as `GET /metrics` reports it (src/admin/metrics.ts writes it out). */
@@ -133,6 +142,8 @@ export class CrawlerService {
   private readonly now: () => number;
   private statsTimer: NodeJS.Timeout | undefined;
   private logMask = 0x04 | 0x10 | 0x20 | 0x40;
+  /** Each collection's event log, opened with it, kept across updates, closed at stop and delete. */
+  private readonly eventLogs = new Map<string, EventLog>();
 
   constructor(o: ServiceOptions) {
     this.o = o;
@@ -183,6 +194,8 @@ export class CrawlerService {
     await Promise.all(live.map((c) => c.stop()));
     await this.flushStatistics();
     for (const c of live) await c.runtime.content.close();
+    for (const l of this.eventLogs.values()) await l.close();
+    this.eventLogs.clear();
     this.o.log.info('crawler service stopped');
   }
 
@@ -205,6 +218,13 @@ export class CrawlerService {
       onSinkError: (err) => this.o.log.error({ collection: config.name, err }, 'the collection\'s sinks cannot be opened; nothing is fed'),
     }));
     this.collections.set(config.name, mc);
+    if (this.o.openEventLog && !this.eventLogs.has(config.name)) {
+      try {
+        this.eventLogs.set(config.name, this.o.openEventLog(collectionLogPath(this.o.dataDir, config.name), config.name));
+      } catch (err) {
+        this.o.log.error({ collection: config.name, err }, 'the collection\'s event log cannot be opened; its events go to this log at debug level');
+      }
+    }
     mc.loop = this.run(mc).catch((err: unknown) => {
       this.o.log.error({ collection: config.name, err }, 'collection runner failed');
     });
@@ -246,7 +266,7 @@ export class CrawlerService {
         quarantinedSites: () => mc.state.quarantine,
         sendLinks: async (target, links) => this.sendLinks(target, links),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
-        onEvent: (e) => this.o.log[e.type === 'disk' ? 'warn' : 'debug']({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message),
+        onEvent: this.eventSink(name),
       });
       mc.crawl = crawl;
       this.o.log.info({ collection: name }, 'refresh cycle starting');
@@ -273,6 +293,21 @@ export class CrawlerService {
       }
       this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
     }
+  }
+
+  /**
+   * Where a crawl of `name` sends its events: the collection's event log
+   * (what its `log` section lets through, CrawlEvents), and a full disk to
+   * the daemon's log as well.
+   */
+  private eventSink(name: string): (e: CrawlEvent) => void {
+    const events = this.eventLogs.get(name);
+    const log = this.o.log;
+    if (!events) return (e) => log[e.type === 'disk' ? 'warn' : 'debug']({ collection: name, event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+    return (e) => {
+      events.write(e);
+      if (e.type === 'disk') log.warn({ collection: name, event: e.type }, e.message);
+    };
   }
 
   private async sendLinks(target: string, links: readonly QueuedUri[]): Promise<void> {
@@ -462,6 +497,8 @@ export class CrawlerService {
     void (async () => {
       await mc.stop();
       await mc.runtime.content.close();
+      await this.eventLogs.get(name)?.close();
+      this.eventLogs.delete(name);
       await this.finishDelete(name);
     })().catch((err: unknown) => this.o.log.error({ collection: name, err }, 'the collection could not be deleted; it is finished at the next start'));
   }
@@ -660,6 +697,45 @@ export class CrawlerService {
     stats.absorbCounters({ totals: SiteStats.parse(json).data });
     stats.mergeDelta(this.now() / 1000);
     return { stats, refreshMin: mc.settings.refreshMin, refreshMode: 'scratch' };
+  }
+
+  // ------------------------------------------------------------ reading (trawl.* extensions)
+
+  /** A collection as `trawl inspect` / `trawl export` read it, through the daemon's own store and content store. */
+  private view(name: string): CollectionView {
+    const mc = this.collection(name);
+    const events = this.eventLogs.get(name);
+    return {
+      name, store: this.o.store, content: mc.runtime.content, settings: mc.settings,
+      logFiles: () => logFilesOf(this.o.dataDir, name),
+      ...(events ? { flushLog: () => events.flush() } : {}),
+    };
+  }
+
+  /** trawl.GetDataDirectory: the data directory, its real path (a reader checks it holds the store it could not open). */
+  dataDirectory(): string {
+    try {
+      return realpathSync(this.o.dataDir);
+    } catch {
+      return resolvePath(this.o.dataDir);
+    }
+  }
+
+  /** trawl.InspectURI: everything known of one URL (inspect.ts). */
+  async inspectUri(name: string, url: string, body: boolean): Promise<InspectReport> {
+    return inspectUri(this.view(name), url, { body });
+  }
+
+  /** trawl.ExportDocuments: one page of the collection's documents after `from` (0: the start). */
+  async exportDocuments(name: string, sel: ExportSelection, from: number, o: ExportOptions): Promise<ExportPage> {
+    return exportPage(this.view(name), sel, from, o);
+  }
+
+  /** trawl.GetLog: the last lines of the collection's event log, or those about one URL. */
+  async eventLog(name: string, lines: number, url: string | undefined): Promise<LogLine[]> {
+    const v = this.view(name);
+    await v.flushLog?.();
+    return readLogLines(v.logFiles(), { collection: name, lines, ...(url !== undefined ? { url: normalizeFor(v.settings, url) ?? url } : {}) });
   }
 
   get logLevelMask(): number {

@@ -5,6 +5,7 @@ import { keyFilePath, loadKeyFile, revealSecret } from '../config/secrets.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
+import type { DocumentOptions } from './document.ts';
 import { Feeder } from './feeder.ts';
 import { sinkTypes, type SinkRegistry } from './sink-registry.ts';
 
@@ -24,6 +25,11 @@ export interface CollectionFeederOptions {
 }
 
 /** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
+/** How the collection's search documents are built (pp ds_send_links, trawl_limits max_links_per_page, uri_search_mime): by the feeder and by `trawl export --document`. */
+export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 'collection' | 'crawlCollection'> {
+  return { allLinks: s.pp.dsSendLinks, maxLinks: s.trawlLimits.maxLinksPerPage, htmlMime: s.uriSearchMime };
+}
+
 export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {
   const s = o.settings;
   const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))));
@@ -35,7 +41,7 @@ export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined
     destinations: o.destinations,
     sinks,
     paused: o.paused,
-    documents: { allLinks: s.pp.dsSendLinks, maxLinks: s.trawlLimits.maxLinksPerPage, htmlMime: s.uriSearchMime },
+    documents: documentOptionsOf(s),
     ...(o.counters ? { counters: o.counters } : {}),
     onError: (message) => o.warn({ collection: o.name }, `feeding: ${message}`),
     onRejected: (url, sink, reason) => o.warn({ collection: o.name, url, sink }, `feeding: refused: ${reason}`),

@@ -163,6 +163,17 @@ export function decodeText(bytes: Uint8Array, charset: string | undefined): stri
   }
 }
 
+/** The charset parameter of a stored header block's Content-Type, if any. */
+export function charsetOfHeader(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  return /^content-type:[^\r\n]*;\s*charset="?([\w-]+)/im.exec(header)?.[1]?.toLowerCase();
+}
+
+/** Whether a MIME type is text a reader can be shown as it is (text/*, XML, JSON, JavaScript). */
+export function isTextMime(mime: string): boolean {
+  return mime.startsWith('text/') || /[+/](xml|json|javascript|xhtml\+xml)$/.test(mime);
+}
+
 export interface DocumentSource {
   readonly record: UriRecord;
   readonly body: Uint8Array;

@@ -18,7 +18,7 @@
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, PendingFeedOp, UriRecord } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
-import { buildDocument, documentId, type DocumentOptions } from './document.ts';
+import { buildDocument, charsetOfHeader, documentId, type DocumentOptions } from './document.ts';
 import type { Sink, SinkOp } from './sink.ts';
 
 export interface FeederOptions {
@@ -187,15 +187,9 @@ export class Feeder {
       if (!record || !record.contentRef || (record.status !== 'stored' && record.status !== 'unchanged')) return undefined;
       const stored = await this.o.content.get(record.contentRef);
       if (stored) {
-        return buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOf(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection });
+        return buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection });
       }
     }
     return undefined;
   }
-}
-
-/** The charset parameter of the stored header block's Content-Type, if any. */
-function charsetOf(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  return /^content-type:[^\r\n]*;\s*charset="?([\w-]+)/im.exec(header)?.[1]?.toLowerCase();
 }

@@ -95,6 +95,23 @@ export interface SiteWork {
   readonly oldestEpoch: number;
 }
 
+/** A URI's entry in the seen set, as `frontierEntry` returns it (`trawl inspect`). */
+export interface FrontierEntry {
+  readonly state: 'queued' | 'leased' | 'done';
+  /** The last cycle it was queued in (0: written outside a crawl, queued for no cycle). */
+  readonly epoch: number;
+  readonly depth: number;
+  readonly hops: number;
+  readonly redirects: number;
+  readonly retries: number;
+  readonly priority: number;
+  /** The page that linked it when it was last queued; undefined for a start URI or one added by an operator. */
+  readonly parent: string | undefined;
+  readonly sub: string | undefined;
+  /** URI_FLAGS bits and crash strikes (isSuspect). */
+  readonly flags: number;
+}
+
 export interface FrontierCounts {
   readonly queued: number;
   readonly leased: number;
@@ -168,6 +185,8 @@ export interface FrontierStore {
    * before `beforeEpoch` when it is given. They stay seen. Returns how many.
    */
   dropQueued(collection: string, site?: string, beforeEpoch?: number): Promise<number>;
+  /** The URL's entry in the seen set (its state, the cycle and the parent it was queued with); undefined when the frontier does not hold it. */
+  frontierEntry(collection: string, url: string): Promise<FrontierEntry | undefined>;
   /** How many URIs are queued, leased, and done: every other entry of the seen set, of any cycle (dropped ones too). */
   counts(collection: string): Promise<FrontierCounts>;
 }

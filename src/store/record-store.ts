@@ -43,6 +43,8 @@ export interface RecordPageRequest {
   readonly from?: number;
   readonly backwards?: boolean;
   readonly limit: number;
+  /** Also return each record's position (`RecordPage.positions`), to resume after any record of the page. */
+  readonly positions?: boolean;
 }
 
 export interface RecordPage {
@@ -51,6 +53,8 @@ export interface RecordPage {
   /** The positions of the first and last record (0 when the page is empty). */
   readonly first: number;
   readonly last: number;
+  /** With `positions`: each record's position, in the same order. */
+  readonly positions?: number[];
 }
 
 /** Which records countRecords counts: every field given must match. */

@@ -33,7 +33,7 @@ import type { StorageMessage, StorageReply } from './storage-thread.ts';
 const CRAWL_STORE_METHODS = [
   'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'getCookieJar', 'putCookieJar', 'deleteCollection',
   'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'lease', 'release', 'retry',
-  'recoverLeases', 'armSuspect', 'dropQueued', 'counts',
+  'recoverLeases', 'armSuspect', 'dropQueued', 'frontierEntry', 'counts',
   'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',
   'putSitemapMeta', 'getSitemapMeta', 'noteFeedLinks',

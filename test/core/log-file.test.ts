@@ -92,6 +92,17 @@ describe('LogFile (the crawl log\'s destination)', () => {
     assert.equal(readFileSync(path, 'utf8'), Array.from({ length: 10 }, (_, i) => `line ${i}\n`).join(''));
   });
 
+  it('many open logs (trawl serve: one per collection) write at exit through one listener, without Node\'s listener warning', () => {
+    const dir = tmp();
+    const r = child(`const files = Array.from({ length: 15 }, (_, i) => new LogFile(${JSON.stringify(dir)} + '/c' + i + '.log'));
+if (process.listenerCount('exit') !== 1) throw new Error('exit listeners: ' + process.listenerCount('exit'));
+files.forEach((f, i) => f.write('{"msg":"last of ' + i + '"}\\n'));
+process.exit(0);`);
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /MaxListenersExceeded/);
+    for (let i = 0; i < 15; i++) assert.equal(readFileSync(join(dir, `c${i}.log`), 'utf8'), `{"msg":"last of ${i}"}\n`);
+  });
+
   it('reports a failing write once on stderr, naming the file, and does not stop the process', () => {
     // /dev/full answers every write with ENOSPC.
     const r = child(`const f = new LogFile('/dev/full'); for (let i = 0; i < 600; i++) f.write('x\\n'); await f.close(); f.write('after close\\n'); console.error('still running');`);

@@ -60,6 +60,21 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('frontierEntry: the state, cycle and parent as queued, leased and done; undefined when unknown', async () => {
+      const s = await target.open();
+      assert.equal(await s.frontierEntry('c', 'http://a.test/x'), undefined);
+      await s.enqueue('c', 3, [q('http://a.test/x', { depth: 2, hops: 2, parent: 'http://a.test/' })]);
+      assert.deepEqual(await s.frontierEntry('c', 'http://a.test/x'), {
+        state: 'queued', epoch: 3, depth: 2, hops: 2, redirects: 0, retries: 0, priority: 1, parent: 'http://a.test/', sub: undefined, flags: 0,
+      });
+      const [l] = await s.lease('c', 'http://a.test:80', 1);
+      assert.equal((await s.frontierEntry('c', 'http://a.test/x'))!.state, 'leased');
+      await s.complete('c', 3, { leaseId: l!.id, site: l!.site, record: rec(l!.url), discovered: [] });
+      assert.equal((await s.frontierEntry('c', 'http://a.test/x'))!.state, 'done');
+      assert.equal(await s.frontierEntry('other', 'http://a.test/x'), undefined);
+      await s.close();
+    });
+
     it('leases by priority, then first in first out; front insertion goes first, in batch order', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2', { priority: 2 }), q('http://a.test/3')]);
@@ -308,6 +323,13 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       assert.deepEqual(await walk(false, 5), [urls]);
       const page = await s.listRecordPage('c', { limit: 10 });
       assert.equal(page.records.find((r) => r.url === 'http://a.test/m')?.checksum, 'again');
+      // Each record's position: a walk may resume after any of them.
+      const withPos = await s.listRecordPage('c', { limit: 3, positions: true });
+      assert.equal(withPos.positions!.length, 3);
+      assert.equal(withPos.positions![0], withPos.first);
+      assert.equal(withPos.positions![2], withPos.last);
+      assert.deepEqual((await s.listRecordPage('c', { from: withPos.positions![1]!, limit: 1 })).records.map((r) => r.url), [urls[2]]);
+      assert.equal(page.positions, undefined);
       assert.deepEqual(await s.listRecordPage('none', { limit: 10 }), { records: [], first: 0, last: 0 });
       assert.deepEqual(await s.listRecordPage('c', { from: page.last, limit: 10 }), { records: [], first: 0, last: 0 });
       await s.close();

@@ -95,6 +95,11 @@ export function openConnection(path: string, busyTimeoutMs: number, prepare: (db
   }
 }
 
+/** Whether `err` says the store file is held by another process (what openConnection throws then). */
+export function isStoreInUse(err: unknown): boolean {
+  return isTrawlError(err) && ((err as Error).cause as { errcode?: number } | undefined)?.errcode === SQLITE_BUSY;
+}
+
 /** Runs `fn` in one write transaction: committed when it returns, rolled back when it throws. */
 export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   db.exec('BEGIN IMMEDIATE');

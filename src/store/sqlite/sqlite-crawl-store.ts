@@ -22,7 +22,7 @@ import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
-import type { FrontierCounts, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
+import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, RecordStatus, UriRecord } from '../record-store.ts';
 import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
@@ -238,6 +238,16 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     return Number(r.changes);
   }
 
+  async frontierEntry(collection: string, url: string): Promise<FrontierEntry | undefined> {
+    const r = this.st.frontierEntry.get(collection, url) as Row | undefined;
+    if (!r) return undefined;
+    const state = Number(r.state);
+    return {
+      state: state === 0 ? 'queued' : state === 1 ? 'leased' : 'done', epoch: Number(r.epoch), depth: Number(r.depth), hops: Number(r.hops),
+      redirects: Number(r.redirects), retries: Number(r.retries), priority: Number(r.priority), parent: str(r.parent), sub: str(r.sub), flags: Number(r.flags ?? 0),
+    };
+  }
+
   async counts(collection: string): Promise<FrontierCounts> {
     const r = this.st.counts.get(collection, collection, collection) as Row;
     const queued = Number(r.queued);
@@ -320,7 +330,10 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
       : (this.st.recordsAfter.all(collection, page.from ?? 0, limit) as Row[]);
     const first = rows[0];
     const last = rows[rows.length - 1];
-    return { records: rows.map(toRecord), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0 };
+    return {
+      records: rows.map(toRecord), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
+      ...(page.positions ? { positions: rows.map((r) => Number(r.id)) } : {}),
+    };
   }
 
   async countRecords(collection: string, filter: RecordFilter = {}): Promise<number> {

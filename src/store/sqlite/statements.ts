@@ -63,6 +63,7 @@ export function prepareStatements(db: DatabaseSync) {
     delSiteRecords: p('DELETE FROM records WHERE collection = ? AND site = ?'),
     // No index holds the done URIs by site: forgetting a site reads the collection's frontier once.
     delSiteFrontier: p('DELETE FROM frontier WHERE collection = ? AND site = ? AND state <> 1'),
+    frontierEntry: p('SELECT state, epoch, depth, hops, redirects, retries, priority, parent, sub, flags FROM frontier WHERE collection = ? AND url = ?'),
     seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
     sitesWithWork: p(`SELECT site, count(*) AS n, min(epoch) AS e FROM frontier WHERE collection = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 GROUP BY site ORDER BY min(seq)`),
     leaseSelect: p(`SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 ORDER BY priority, seq LIMIT ?`),
