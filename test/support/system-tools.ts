@@ -22,6 +22,7 @@ export const TOOLS = {
   tinyproxy: { command: '/usr/bin/tinyproxy', pkg: 'tinyproxy-bin' },
   openssl: { command: 'openssl', pkg: 'openssl' },
   debianPython: { command: '/usr/bin/python3', pkg: 'python3' },
+  postgres: { command: '/usr/lib/postgresql/15/bin/initdb', pkg: 'postgresql' },
 } as const satisfies Record<string, SystemTool>;
 
 const inCi = process.env.CI === 'true';

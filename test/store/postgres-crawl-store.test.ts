@@ -1,0 +1,156 @@
+// The PostgreSQL dialect against the CrawlStore contract, on a real server the test starts (test/support/postgres.ts).
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import pg from 'pg';
+import { isTrawlError } from '../../src/core/errors.ts';
+import type { CrawlStore } from '../../src/store/crawl-store.ts';
+import { PostgresCrawlStore } from '../../src/store/postgres/postgres-crawl-store.ts';
+import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
+import { crawlStoreSuite, q, rec } from './crawl-store-suite.ts';
+
+const skip = skipUnless(TOOLS.postgres);
+const server: PostgresServer | undefined = skip ? undefined : await startPostgres();
+after(() => server?.stop());
+
+const urls = new WeakMap<CrawlStore, string>();
+
+if (server) {
+  crawlStoreSuite({
+    name: 'postgres',
+    async open() {
+      const url = await server.createDatabase();
+      const s = await PostgresCrawlStore.open(url);
+      urls.set(s, url);
+      return s;
+    },
+    async reopen(store) {
+      const url = urls.get(store)!;
+      await store.close();
+      const s = await PostgresCrawlStore.open(url);
+      urls.set(s, url);
+      return s;
+    },
+  });
+}
+
+test('two stores on one database (two processes\' pools) leasing one site at once never lease a URI twice', { skip }, async () => {
+  const url = await server!.createDatabase();
+  const [a, b] = [await PostgresCrawlStore.open(url, { owner: 'node-a' }), await PostgresCrawlStore.open(url, { owner: 'node-b' })];
+  try {
+    const N = 2000;
+    const site = 'http://a.test:80';
+    await a.enqueue('c', 1, Array.from({ length: N }, (_, i) => q(`http://a.test/${i}`)));
+    const taken = new Map<string, string[]>();
+    // Each store runs four leasers side by side, as a node's crawl loop leases for several sites' tasks at once.
+    const leaser = async (store: PostgresCrawlStore): Promise<void> => {
+      for (let round = 0; round < N; round++) {
+        const got = await store.lease('c', site, 1 + (round % 5));
+        if (got.length === 0) return;
+        for (const l of got) taken.set(l.url, [...(taken.get(l.url) ?? []), store.owner]);
+        // Half are completed, discovering nothing; the rest stay leased.
+        if (round % 2 === 0) await Promise.all(got.map((l) => store.complete('c', 1, { leaseId: l.id, site, record: rec(l.url), discovered: [] })));
+      }
+    };
+    await Promise.all([a, a, a, a, b, b, b, b].map(leaser));
+    const twice = [...taken].filter(([, by]) => by.length > 1);
+    assert.deepEqual(twice, []);
+    assert.equal(taken.size, N);
+    const byOwner = (o: string): number => [...taken.values()].filter((by) => by[0] === o).length;
+    assert.ok(byOwner('node-a') > 0 && byOwner('node-b') > 0, `a ${byOwner('node-a')}, b ${byOwner('node-b')}`);
+    const counts = await a.counts('c');
+    assert.equal(counts.queued, 0);
+    assert.equal(counts.leased + counts.done, N);
+    // Every leased row names its holder and an expiry in the future.
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      const rows = (await db.query<{ lease_owner: string; n: string; future: boolean }>(
+        'SELECT lease_owner, count(*) AS n, bool_and(lease_expires > now()) AS future FROM frontier WHERE state = 1 GROUP BY lease_owner ORDER BY 1',
+      )).rows;
+      assert.deepEqual(rows.map((r) => r.lease_owner), ['node-a', 'node-b'].filter((o) => rows.some((r) => r.lease_owner === o)));
+      assert.equal(rows.reduce((n, r) => n + Number(r.n), 0), counts.leased);
+      assert.ok(rows.every((r) => r.future));
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('an expired lease goes back to the queue with a crash strike; a renewed one stays', { skip }, async () => {
+  const url = await server!.createDatabase();
+  const dead = await PostgresCrawlStore.open(url, { owner: 'dead', leaseTtlMs: 50 });
+  const live = await PostgresCrawlStore.open(url, { owner: 'live', leaseTtlMs: 50 });
+  try {
+    await dead.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2')]);
+    const [d] = await dead.lease('c', 'http://a.test:80', 1);
+    const [l] = await live.lease('c', 'http://a.test:80', 1);
+    assert.deepEqual([d!.url, l!.url], ['http://a.test/1', 'http://a.test/2']);
+    await new Promise((r) => setTimeout(r, 120));
+    const renewing = await PostgresCrawlStore.open(url, { owner: 'live', leaseTtlMs: 60_000 });
+    assert.equal(await renewing.renewLeases('c'), 1);
+    await renewing.close();
+    assert.equal(await live.recoverExpiredLeases('c'), 1);
+    const again = await live.lease('c', 'http://a.test:80', 5);
+    assert.deepEqual(again.map((u) => [u.url, (u.flags ?? 0) >> 16]), [['http://a.test/1', 1]]);
+    assert.deepEqual(await live.counts('c'), { queued: 0, leased: 2, done: 0 });
+  } finally {
+    await dead.close();
+    await live.close();
+  }
+});
+
+test('a server that cannot be reached, a wrong password and a missing database are clear errors, the password masked', { skip }, async () => {
+  const wrong = server!.url('postgres').replace(encodeURIComponent(server!.password), 'not-the-password');
+  await assert.rejects(PostgresCrawlStore.open(wrong), (err: unknown) => {
+    assert.ok(isTrawlError(err));
+    assert.equal(err.code, 'TRAWL_ERR_STORE_UNAVAILABLE');
+    assert.match(err.message, /^the crawl store postgres:\/\/trawl:\*{8}@127\.0\.0\.1:\d+\/postgres refused the login: .*password authentication failed/);
+    assert.doesNotMatch(err.message, /not-the-password/);
+    return true;
+  });
+  await assert.rejects(PostgresCrawlStore.open(server!.url('no_such_db')), (err: unknown) => {
+    assert.ok(isTrawlError(err) && err.code === 'TRAWL_ERR_STORE_UNAVAILABLE');
+    assert.match(err.message, /\/no_such_db has no such database/);
+    assert.ok(!err.message.includes(server!.password));
+    return true;
+  });
+  // A port nothing listens on.
+  const closed = server!.url('postgres').replace(`:${server!.port}/`, ':1/');
+  await assert.rejects(PostgresCrawlStore.open(closed), (err: unknown) => {
+    assert.ok(isTrawlError(err) && err.code === 'TRAWL_ERR_STORE_UNAVAILABLE');
+    assert.match(err.message, /^cannot reach the crawl store postgres:\/\/trawl:\*{8}@127\.0\.0\.1:1\/postgres: .*ECONNREFUSED/);
+    assert.ok(!err.message.includes(server!.password));
+    return true;
+  });
+});
+
+test('a store of a later schema version is refused and left as it was', { skip }, async () => {
+  const url = await server!.createDatabase();
+  await (await PostgresCrawlStore.open(url)).close();
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query("UPDATE trawl_meta SET value = '9' WHERE key = 'schema'");
+    await assert.rejects(PostgresCrawlStore.open(url), (err: unknown) => {
+      assert.ok(isTrawlError(err) && err.code === 'TRAWL_ERR_IO');
+      assert.match(err.message, /has schema version 9; this trawl reads version 1/);
+      assert.ok(!err.message.includes(server!.password));
+      return true;
+    });
+    assert.equal((await db.query("SELECT value FROM trawl_meta WHERE key = 'schema'")).rows[0]?.value, '9');
+  } finally {
+    await db.end();
+  }
+});
+
+test('stores opened at the same moment on a new database create the schema once', { skip }, async () => {
+  const url = await server!.createDatabase();
+  const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresCrawlStore.open(url)));
+  await stores[0]!.putCollection('c', '<x/>', 1);
+  for (const s of stores) assert.equal((await s.getCollection('c'))?.configXml, '<x/>');
+  await Promise.all(stores.map((s) => s.close()));
+});
