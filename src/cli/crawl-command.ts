@@ -25,7 +25,7 @@ import type { CollectionCrawl, CrawlEvent, CycleSummary, Progress } from '../eng
 import { LIMIT_PARAMETER } from '../engine/cycle-limits.ts';
 import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
-import { openThreadedCrawlStore } from '../store/storage-client.ts';
+import { openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -262,6 +262,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
     .argument('<inputs...>', 'configuration files, or http(s) URLs to crawl within their own sites')
     .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
+    .option('--store <url>', 'the crawl store: sqlite:PATH (default <data>/trawl.db) or postgres://user@host:port/database')
     .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
     .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')
     .option('--max-pages <n>', 'stop after this many fetches (the cycle stays open; run again to go on)')
@@ -273,7 +274,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--depth <n>', 'URLs only: follow links at most this many page hops from the URLs (crawlmode DEPTH:n)')
     .option('--user-agent <s>', 'URLs only: the User-Agent header sent (robots.txt groups follow its product token)')
     .option('--sitemaps', 'URLs only: find and read the sites\' sitemaps (use_sitemaps)')
-    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
+    .action(async (inputs: string[], opts: { data: string; store?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
       const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
       const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
       const feedTimeout = feedTimeoutS(opts.feedTimeout);
@@ -297,7 +298,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
-      const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
+      const store = await openCrawlStore(opts.store, opts.data);
       mkdirSync(join(opts.data, 'logs'), { recursive: true, mode: 0o700 });
       const logFile = new LogFile(join(opts.data, 'logs', 'crawl.log'));
       const log = pino({ base: undefined, timestamp: isoTimeEachMs(), ...maskingLogOptions() }, logFile);

@@ -52,6 +52,26 @@ import { DELETE_COLLECTION_ROWS, STATEMENTS, type StatementName } from './statem
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
+/**
+ * PostgreSQL's text cannot hold U+0000, which the service's own rows use
+ * in their collection names (a name no configuration can give). Strings
+ * bound to a statement are written with U+0000 as U+0001 U+0001 and U+0001
+ * as U+0001 U+0002, and collection names are read back the other way.
+ */
+const toDb = (s: string): string =>
+  (s.includes('\u0000') || s.includes('\u0001') ? s.replaceAll('\u0001', '\u0001\u0002').replaceAll('\u0000', '\u0001\u0001') : s);
+function fromDb(s: string): string {
+  if (!s.includes('\u0001')) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i] as string;
+    if (ch === '\u0001' && i + 1 < s.length) out += s[++i] === '\u0001' ? '\u0000' : '\u0001';
+    else out += ch;
+  }
+  return out;
+}
+const dbValue = (v: unknown): unknown => (typeof v === 'string' ? toDb(v) : v);
+
 /** How long a lease lasts unless renewed (recorded in `lease_expires`). */
 const DEFAULT_LEASE_TTL_MS = 10 * 60_000;
 
@@ -74,7 +94,7 @@ function toRecord(r: Row): UriRecord {
 
 function toCollection(r: Row): CollectionRow {
   return {
-    name: String(r.name), configXml: String(r.config_xml), state: String(r.state), epoch: Number(r.epoch), cycleStartedMs: num(r.cycle_started_ms),
+    name: fromDb(String(r.name)), configXml: String(r.config_xml), state: String(r.state), epoch: Number(r.epoch), cycleStartedMs: num(r.cycle_started_ms),
     cycleEndedMs: num(r.cycle_ended_ms), createdMs: Number(r.created_ms), extra: JSON.parse(String(r.extra)) as Record<string, unknown>,
   };
 }
@@ -84,7 +104,7 @@ function recordArrays(rows: ReadonlyArray<{ collection: string; record: UriRecor
   const cols: unknown[][] = Array.from({ length: 19 }, () => []);
   for (const { collection, record: r } of rows) {
     const v = [
-      collection, r.url, r.site, r.status, r.httpStatus ?? null, r.checksum ?? null, r.lastCrawledMs, r.etag ?? null, r.lastModified ?? null,
+      toDb(collection), r.url, r.site, r.status, r.httpStatus ?? null, r.checksum ?? null, r.lastCrawledMs, r.etag ?? null, r.lastModified ?? null,
       r.errorCount, r.skipCode ?? null, r.mime ?? null, r.size ?? null, r.contentRef ?? null, r.duplicateOf ?? null, r.redirectTo ?? null,
       r.depth, r.parent ?? null, r.epoch,
     ];
@@ -157,7 +177,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
 
   /** Runs a named statement on `on` (a transaction's connection) or on the pool. */
   private async run(name: StatementName, values: readonly unknown[], on?: Client): Promise<{ rows: Row[]; rowCount: number }> {
-    const r = await (on ?? this.pool).query<Row>({ name, text: STATEMENTS[name], values: values as unknown[] });
+    const r = await (on ?? this.pool).query<Row>({ name, text: STATEMENTS[name], values: values.map(dbValue) });
     return { rows: r.rows, rowCount: r.rowCount ?? 0 };
   }
 
@@ -194,12 +214,12 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     if ('extra' in patch) set('extra', JSON.stringify(patch.extra ?? {}));
     if (cols.length === 0) return;
     // The columns vary with the patch: the one statement not in the table.
-    await this.pool.query(`UPDATE collections SET ${cols.join(', ')} WHERE name = $${vals.length + 1}`, [...vals, name]);
+    await this.pool.query(`UPDATE collections SET ${cols.join(', ')} WHERE name = $${vals.length + 1}`, [...vals, toDb(name)]);
   }
 
   async deleteCollection(name: string): Promise<void> {
     await this.tx(async (c) => {
-      for (const sql of DELETE_COLLECTION_ROWS) await c.query(sql, [name]);
+      for (const sql of DELETE_COLLECTION_ROWS) await c.query(sql, [toDb(name)]);
       await this.run('deleteCollection', [name], c);
     });
   }
@@ -222,12 +242,12 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     for (const block of blocks) {
       const cols: unknown[][] = Array.from({ length: 12 }, () => []);
       block.forEach(({ collection, epoch, uri: u }, ord) => {
-        const v = [collection, u.url, u.site, u.priority, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0, epoch, ord];
+        const v = [toDb(collection), u.url, u.site, u.priority, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0, epoch, ord];
         v.forEach((x, i) => (cols[i] as unknown[]).push(x));
       });
       const r = await this.run(statement, cols, c);
       count += r.rowCount;
-      for (const row of r.rows) keys.add(`${String(row.collection)}\u0000${String(row.url)}`);
+      for (const row of r.rows) keys.add(`${fromDb(String(row.collection))}\u0000${String(row.url)}`);
     }
     return { keys, count };
   }
@@ -366,7 +386,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
         (r) => `${r.collection}\u0000${r.record.url}`,
       );
       if (records.length > 0) await this.run('putRecords', recordArrays(records), c);
-      await this.run('done', [batch.map((b) => b.completion.leaseId), batch.map((b) => b.collection)], c);
+      await this.run('done', [batch.map((b) => b.completion.leaseId), batch.map((b) => toDb(b.collection))], c);
       // Discovered links: each (collection, url) once, for the first completion that found it.
       const owner = new Map<string, number>();
       const entering: Entering[] = [];
@@ -390,7 +410,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
         batch.filter((b) => b.completion.siteStats !== undefined && b.writeSiteStats),
         (b) => `${b.collection}\u0000${b.completion.site}`,
       );
-      if (stats.length > 0) await this.run('putStats', [stats.map((b) => b.collection), stats.map((b) => b.completion.site), stats.map((b) => b.completion.siteStats)], c);
+      if (stats.length > 0) await this.run('putStats', [stats.map((b) => toDb(b.collection)), stats.map((b) => b.completion.site), stats.map((b) => b.completion.siteStats)], c);
       const feed = batch.flatMap((b) => (b.completion.feed ?? []).map((f) => ({ collection: b.collection, ...f })));
       if (feed.length > 0) await this.queueFeedOps(c, feed);
       return answers;
@@ -451,7 +471,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     let keys = new Set<string>();
     const flush = async (): Promise<void> => {
       if (run.length === 0) return;
-      await this.run('queueFeed', [run.map((o) => o.collection), run.map((o) => o.destination), run.map((o) => o.url), run.map((o) => o.op)], c);
+      await this.run('queueFeed', [run.map((o) => toDb(o.collection)), run.map((o) => o.destination), run.map((o) => o.url), run.map((o) => o.op)], c);
       run = [];
       keys = new Set();
     };
@@ -523,7 +543,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   async putSiteStatsMany(collection: string, rows: ReadonlyArray<SiteStatsRow>): Promise<void> {
     if (rows.length === 0) return;
     const last = lastByKey(rows, (r) => r.site);
-    await this.run('putStats', [last.map(() => collection), last.map((r) => r.site), last.map((r) => r.json)]);
+    await this.run('putStats', [last.map(() => toDb(collection)), last.map((r) => r.site), last.map((r) => r.json)]);
   }
 
   async listSiteStats(collection: string, page?: { readonly after?: string; readonly limit: number }): Promise<Array<{ site: string; json: string }>> {

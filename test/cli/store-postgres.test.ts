@@ -1,0 +1,164 @@
+// `trawl crawl --store postgres://…` and `trawl serve --store postgres://…`: the real CLI crawls a fixture
+// site with its crawl store on a PostgreSQL server the test starts; asserted on the site's log and on the
+// rows PostgreSQL holds.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import pg from 'pg';
+import { tempDir } from '../support/crawl-harness.ts';
+import { spawnServe } from '../support/daemon.ts';
+import { generatedSite, generatedSiteExpected, startFixtureSite } from '../support/fixture-site.ts';
+import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
+import { ROOT } from '../helpers.ts';
+
+const BIN = join(ROOT, 'bin/trawl.js');
+const dir = tempDir('trawl-store-pg-');
+const skip = skipUnless(TOOLS.postgres);
+const server: PostgresServer | undefined = skip ? undefined : await startPostgres();
+after(async () => {
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function trawl(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
+  });
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(sql, values)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// A URL crawl stays within the URL's own site: one host.
+const HOSTS = ['127.0.12.1'];
+const SITE = { hosts: HOSTS, pagesPerHost: 80, linksPerPage: 5, seed: 12 };
+
+describe('the crawl store on PostgreSQL', { skip }, () => {
+  it('trawl crawl --store postgres://… fetches every page once, over two runs, and the records are in PostgreSQL', async () => {
+    const site = await startFixtureSite(generatedSite(SITE));
+    const url = await server!.createDatabase();
+    const data = join(dir, 'crawl');
+    try {
+      const start = site.host(HOSTS[0]!).url('/');
+      const common = ['crawl', '--store', url, '--data', data, '--allow-loopback', '--delay', '0', '--json'];
+      // The first run stops early with its cycle open; the second resumes it from what PostgreSQL holds.
+      const first = await trawl([...common, '--max-pages', '30', start]);
+      assert.equal(first.code, 0, first.err);
+      const afterFirst = site.fetchedPaths(HOSTS[0]).filter((p) => p !== '/robots.txt').length;
+      assert.ok(afterFirst >= 30 && afterFirst < SITE.pagesPerHost + 1, `the first run fetched ${afterFirst} pages`);
+      const second = await trawl([...common, start]);
+      assert.equal(second.code, 0, second.err);
+      const expected = generatedSiteExpected(SITE);
+      for (const ip of HOSTS) {
+        assert.deepEqual(site.duplicates(ip).filter((p) => p !== '/robots.txt'), [], `${ip} fetched twice`);
+        assert.deepEqual(new Set(site.fetchedPaths(ip)), new Set(expected[ip]), ip);
+      }
+      const pages = HOSTS.length * (SITE.pagesPerHost + 1);
+      const rows = await query<{ status: string; n: string }>(url, 'SELECT status, count(*) AS n FROM records GROUP BY status');
+      assert.deepEqual(rows.map((r) => [r.status, Number(r.n)]), [['stored', pages]]);
+      const frontier = await query<{ state: number; n: string }>(url, 'SELECT state, count(*) AS n FROM frontier GROUP BY state ORDER BY state');
+      assert.deepEqual(frontier.map((r) => [r.state, Number(r.n)]), [[2, pages]]);
+      const [collection] = await query<{ name: string; epoch: number }>(url, 'SELECT name, epoch FROM collections');
+      assert.equal(collection?.epoch, 1);
+      // Nothing of the crawl store went to the data directory; the documents did.
+      assert.equal(existsSync(join(data, 'trawl.db')), false);
+      assert.ok(existsSync(join(data, 'content', collection!.name)));
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('a server that cannot be reached or refuses the login stops trawl crawl with exit 69, the password masked', async () => {
+    const unreachable = await trawl(['crawl', '--store', `postgres://trawl:s3cret-word@127.0.0.1:${await closedPort()}/x`, '--data', join(dir, 'x'), 'http://127.0.12.9/']);
+    assert.equal(unreachable.code, 69, unreachable.err);
+    assert.match(unreachable.err, /TRAWL_ERR_STORE_UNAVAILABLE: cannot reach the crawl store postgres:\/\/trawl:\*{8}@127\.0\.0\.1:\d+\/x: /);
+    assert.doesNotMatch(unreachable.err, /s3cret-word/);
+    const login = await trawl(['crawl', '--store', server!.url('postgres').replace(encodeURIComponent(server!.password), 's3cret-word'), '--data', join(dir, 'x'), 'http://127.0.12.9/']);
+    assert.equal(login.code, 69, login.err);
+    assert.match(login.err, /refused the login: password authentication failed for user "trawl"/);
+    assert.doesNotMatch(login.err, /s3cret-word/);
+    const bad = await trawl(['crawl', '--store', 'mysql://h/db', '--data', join(dir, 'x'), 'http://127.0.12.9/']);
+    assert.equal(bad.code, 64, bad.err);
+    assert.match(bad.err, /--store mysql:\/\/h\/db: not a crawl store/);
+  });
+
+  it('trawl serve --store postgres://… keeps its collections in PostgreSQL across a restart', async () => {
+    const site = await startFixtureSite(generatedSite({ ...SITE, hosts: ['127.0.12.5'], pagesPerHost: 10 }));
+    const url = await server!.createDatabase();
+    const data = join(dir, 'serve');
+    let daemon: ChildProcess | undefined;
+    try {
+      const port = await closedPort();
+      const config = join(dir, 'serve.xml');
+      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="pgweb">
+        <attrib name="start_uris" type="list-string"><member>${site.host('127.0.12.5').url('/')}</member></attrib>
+        <attrib name="delay" type="real">0</attrib><attrib name="refresh" type="real">600</attrib>
+      </DomainSpecification></CrawlerConfig>`);
+      const args = ['--store', url, '--data', data, '--port', String(port), '--allow-loopback'];
+      daemon = await spawnServe(args);
+      const rpc = `http://127.0.0.1:${port}/RPC2`;
+      const py = (body: string): unknown => {
+        const r = spawnSync('python3', ['-c', `import json, xmlrpc.client\ns = xmlrpc.client.ServerProxy(${JSON.stringify(rpc)})\n${body}`], { encoding: 'utf8', timeout: 60_000 });
+        assert.equal(r.status, 0, r.stderr);
+        return JSON.parse(r.stdout);
+      };
+      py(`print(json.dumps(s.CollectionAdd(open(${JSON.stringify(config)}).read(), 0)))`);
+      await until(async () => Number((await query<{ n: string }>(url, 'SELECT count(*) AS n FROM records'))[0]?.n) === 11, 60_000);
+      assert.deepEqual(site.duplicates('127.0.12.5'), []);
+      daemon.kill('SIGTERM');
+      await once(daemon, 'exit');
+      daemon = undefined;
+      // The service's own row (its global statistics) beside the collection's.
+      assert.deepEqual((await query<{ name: string }>(url, 'SELECT name FROM collections ORDER BY name')).map((r) => r.name), ['\u0001\u0001global', 'pgweb']);
+      // A new daemon on an empty data directory finds the collection in the database.
+      rmSync(data, { recursive: true, force: true });
+      daemon = await spawnServe(args);
+      assert.deepEqual(py('print(json.dumps(s.CollectionGetList()))'), ['pgweb']);
+    } finally {
+      if (daemon) {
+        daemon.kill('SIGTERM');
+        await once(daemon, 'exit');
+      }
+      await site.close();
+    }
+  });
+});
+
+/** A loopback port nothing listens on now. */
+async function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
