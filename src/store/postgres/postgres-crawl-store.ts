@@ -230,8 +230,10 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
    * Writes URIs into the frontier with `statement` (enqueue or requeue, at
    * the back or the front), in blocks of at most SEQ_BLOCK, each numbered
    * from the block its sequence gives. At the front, the later block is
-   * written first so that the call's first URI ends up first. Returns the
-   * (collection, url) keys the statement wrote (enqueue) and the count.
+   * written first so that the call's first URI ends up first. An enqueue
+   * adds the new URLs, then queues again those last queued in an earlier
+   * cycle (statements.ts, ENQUEUE_NEW and ENQUEUE_AGAIN). Returns the
+   * (collection, url) keys queued (enqueue) and the count.
    */
   private async writeFrontier(c: Client, statement: 'enqueueBack' | 'enqueueFront' | 'requeueBack' | 'requeueFront', rows: readonly Entering[]): Promise<{ keys: Set<string>; count: number }> {
     const keys = new Set<string>();
@@ -239,15 +241,30 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     const blocks: Entering[][] = [];
     for (let i = 0; i < rows.length; i += SEQ_BLOCK) blocks.push(rows.slice(i, i + SEQ_BLOCK));
     if (statement.endsWith('Front')) blocks.reverse();
-    for (const block of blocks) {
+    const arrays = (block: readonly Entering[], ords: readonly number[]): unknown[][] => {
       const cols: unknown[][] = Array.from({ length: 12 }, () => []);
-      block.forEach(({ collection, epoch, uri: u }, ord) => {
-        const v = [toDb(collection), u.url, u.site, u.priority, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0, epoch, ord];
-        v.forEach((x, i) => (cols[i] as unknown[]).push(x));
+      block.forEach(({ collection, epoch, uri: u }, i) => {
+        const v = [toDb(collection), u.url, u.site, u.priority, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0, epoch, ords[i]];
+        v.forEach((x, j) => (cols[j] as unknown[]).push(x));
       });
-      const r = await this.run(statement, cols, c);
-      count += r.rowCount;
-      for (const row of r.rows) keys.add(`${fromDb(String(row.collection))}\u0000${String(row.url)}`);
+      return cols;
+    };
+    const keyOf = (collection: string, url: string): string => `${collection}\u0000${url}`;
+    for (const block of blocks) {
+      const ords = block.map((_, i) => i);
+      const r = await this.run(statement, arrays(block, ords), c);
+      if (statement.startsWith('requeue')) {
+        count += r.rowCount;
+        continue;
+      }
+      const base = Number(r.rows[0]?.base);
+      for (const row of r.rows) if (row.url !== null) keys.add(keyOf(fromDb(String(row.collection)), String(row.url)));
+      const known = block.flatMap((e, i) => (keys.has(keyOf(e.collection, e.uri.url)) ? [] : [i]));
+      if (known.length > 0) {
+        const again = await this.run('enqueueAgain', [...arrays(known.map((i) => block[i] as Entering), known), base], c);
+        for (const row of again.rows) keys.add(keyOf(fromDb(String(row.collection)), String(row.url)));
+      }
+      count = keys.size;
     }
     return { keys, count };
   }

@@ -23,6 +23,10 @@ const QUARANTINED = URI_FLAGS.QUARANTINED;
 /** A lease given up: its owner and expiry cleared. */
 const UNLEASED = 'lease_owner = NULL, lease_expires = NULL';
 
+/** The arrays a call's URIs are bound as ($1 … $12), and each one's position in the call. */
+const URI_ARRAYS = `unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::int[], $11::int[], $12::int[])
+    AS u(collection, url, site, priority, depth, hops, redirects, parent, sub, flags, epoch, ord)`;
+
 /**
  * URIs entering the frontier, as arrays: collection, url, site, priority,
  * depth, hops, redirects, parent, sub, flags, epoch, and each one's
@@ -33,17 +37,38 @@ const UNLEASED = 'lease_owner = NULL, lease_expires = NULL';
 const ENQUEUE_ROWS = (sequence: string): string => `WITH b AS (SELECT nextval('${sequence}') AS base)
   INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
   SELECT u.collection, u.url, u.site, 0, u.priority, b.base + u.ord, u.epoch, u.depth, u.hops, u.redirects, 0, u.parent, u.sub, u.flags
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::int[], $11::int[], $12::int[])
-    AS u(collection, url, site, priority, depth, hops, redirects, parent, sub, flags, epoch, ord), b
+  FROM ${URI_ARRAYS}, b
   ORDER BY u.collection, u.url`;
 
-/** The seen set: a URL already queued in this cycle (or a later one) is left as it is. */
-const ENQUEUE = (sequence: string): string => `${ENQUEUE_ROWS(sequence)}
-  ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch,
-    depth = excluded.depth, hops = excluded.hops, redirects = excluded.redirects, retries = 0, parent = excluded.parent, sub = excluded.sub,
-    flags = excluded.flags, ${UNLEASED}
-  WHERE frontier.epoch < excluded.epoch
-  RETURNING collection, url`;
+/**
+ * The seen set, first step: the URLs the frontier does not hold are
+ * added; answers with the block's base (one row at least) and the URLs
+ * added. A URL it holds is left alone and NOT LOCKED (DO NOTHING takes no
+ * row lock): a lease running beside this transaction must not skip a
+ * queued URI only because a page being completed linked to it again
+ * (SKIP LOCKED would make the lease come back short, which says the site
+ * has nothing more queued).
+ */
+const ENQUEUE_NEW = (sequence: string): string => `WITH b AS (SELECT nextval('${sequence}') AS base),
+  ins AS (
+    INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
+    SELECT u.collection, u.url, u.site, 0, u.priority, b.base + u.ord, u.epoch, u.depth, u.hops, u.redirects, 0, u.parent, u.sub, u.flags
+    FROM ${URI_ARRAYS}, b
+    ORDER BY u.collection, u.url
+    ON CONFLICT (collection, url) DO NOTHING
+    RETURNING collection, url)
+  SELECT b.base, ins.collection, ins.url FROM b LEFT JOIN ins ON true`;
+
+/**
+ * The seen set, second step, for the URLs the first found: queued again
+ * only when last queued in an earlier cycle (only those rows are locked);
+ * $13 is the first step's base.
+ */
+const ENQUEUE_AGAIN = `UPDATE frontier f SET state = 0, priority = u.priority, seq = $13::bigint + u.ord, epoch = u.epoch,
+    depth = u.depth, hops = u.hops, redirects = u.redirects, retries = 0, parent = u.parent, sub = u.sub, flags = u.flags, ${UNLEASED}
+  FROM ${URI_ARRAYS}
+  WHERE f.collection = u.collection AND f.url = u.url AND f.epoch < u.epoch
+  RETURNING f.collection, f.url`;
 
 /** An operator's refetch: queued again even if seen, unless it is being fetched right now. */
 const REQUEUE = (sequence: string): string => `${ENQUEUE_ROWS(sequence)}
@@ -67,8 +92,9 @@ export const STATEMENTS = {
   deleteCollection: 'DELETE FROM collections WHERE name = $1',
 
   // ----------------------------------------------------------- frontier
-  enqueueBack: ENQUEUE('frontier_seq_back'),
-  enqueueFront: ENQUEUE('frontier_seq_front'),
+  enqueueBack: ENQUEUE_NEW('frontier_seq_back'),
+  enqueueFront: ENQUEUE_NEW('frontier_seq_front'),
+  enqueueAgain: ENQUEUE_AGAIN,
   requeueBack: REQUEUE('frontier_seq_back'),
   requeueFront: REQUEUE('frontier_seq_front'),
   seen: 'SELECT 1 FROM frontier WHERE collection = $1 AND url = $2 AND epoch >= $3',
