@@ -61,7 +61,12 @@ async function pgRun(bin: string, args: string[], timeoutMs = 60_000): Promise<v
 
 let databases = 0;
 
-export async function startPostgres(opts: { host?: string } = {}): Promise<PostgresServer> {
+/**
+ * `durable`: keep PostgreSQL's own durability settings (fsync, synchronous
+ * commits) for measurements; by default a test server skips them, since
+ * its data is thrown away.
+ */
+export async function startPostgres(opts: { host?: string; durable?: boolean } = {}): Promise<PostgresServer> {
   const initdb = toolPath(TOOLS.postgres);
   const bin = dirname(initdb);
   const host = opts.host ?? '127.0.0.1';
@@ -87,7 +92,7 @@ export async function startPostgres(opts: { host?: string } = {}): Promise<Postg
     const port = await freePort(host);
     writeFileSync(join(data, 'postgresql.conf'), [
       '', `listen_addresses = '${host}'`, `port = ${port}`, `unix_socket_directories = '${dir}'`,
-      'fsync = off', 'synchronous_commit = off', 'full_page_writes = off', 'max_connections = 100', 'shared_buffers = 32MB', '',
+      ...(opts.durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']), 'max_connections = 100', 'shared_buffers = 128MB', '',
     ].join('\n'), { flag: 'a' });
     await pgRun(join(bin, 'pg_ctl'), ['-D', data, '-l', logFile, '-w', '-t', '60', 'start']);
     started = true;
