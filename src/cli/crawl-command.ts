@@ -25,7 +25,7 @@ import type { CollectionCrawl, CrawlEvent, CycleSummary, Progress } from '../eng
 import { LIMIT_PARAMETER } from '../engine/cycle-limits.ts';
 import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
-import { openCrawlStore } from '../store/open-crawl-store.ts';
+import { describeStore, openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -107,13 +107,13 @@ export interface OutputPaths {
   readonly log: string;
   /** The content store of the collection: the stored documents. */
   readonly documents: string;
-  /** The crawl store (SQLite). */
+  /** The crawl store: the SQLite file, or the PostgreSQL URL with its password masked. */
   readonly store: string;
 }
 
-export function outputPaths(dataDir: string, collection: string): OutputPaths {
+export function outputPaths(dataDir: string, collection: string, store?: string): OutputPaths {
   const data = resolvePath(dataDir);
-  return { log: join(data, 'logs', 'crawl.log'), documents: join(data, 'content', collection), store: join(data, 'trawl.db') };
+  return { log: join(data, 'logs', 'crawl.log'), documents: join(data, 'content', collection), store: describeStore(store, data) };
 }
 
 /** One line per skip code the summary printed: what it means and what to do (core/skip-codes.ts). */
@@ -374,7 +374,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
               feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
             }
             const done = { ...summary, ...(feeding ? { feeding } : {}) };
-            summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
+            summaries.push({ ...done, paths: outputPaths(opts.data, config.name, opts.store) });
             runs.push({ summary: done, watch });
           } finally {
             clearInterval(timer);

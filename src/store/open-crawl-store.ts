@@ -5,13 +5,15 @@
  *   sqlite:PATH                  SQLite at PATH (relative to the working directory), on the storage thread
  *   postgres://… postgresql://…  PostgreSQL (postgres/), on the calling thread: pg is asynchronous
  *
- * The content store stays in the data directory either way.
+ * The content store stays in the data directory either way. Like a SQLite
+ * file, a PostgreSQL store is held by one process at a time (`exclusive`).
  * The PostgreSQL dialect (and pg) is loaded only when a store URL names it.
  */
 
 import { join, resolve } from 'node:path';
 import { trawlError } from '../core/errors.ts';
 import type { CrawlStore } from './crawl-store.ts';
+import { isPostgresUrl, maskStoreUrl } from './postgres/url.ts';
 import { openThreadedCrawlStore } from './storage-client.ts';
 
 /** The store a `--store` value names, as messages show it: a path, or a URL with its password masked. */
@@ -20,17 +22,23 @@ export type CrawlStoreSpec = { readonly kind: 'sqlite'; readonly path: string } 
 /** Reads a `--store` value; TRAWL_ERR_USAGE when it names no store trawl knows. */
 export function parseStoreSpec(spec: string | undefined, dataDir: string): CrawlStoreSpec {
   if (spec === undefined || spec === '') return { kind: 'sqlite', path: join(dataDir, 'trawl.db') };
-  if (/^postgres(ql)?:\/\//i.test(spec)) {
+  if (isPostgresUrl(spec)) {
     try {
       new URL(spec);
     } catch {
-      throw trawlError('STORE_SPEC_BAD', { spec: spec.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1********@') });
+      throw trawlError('STORE_SPEC_BAD', { spec: maskStoreUrl(spec) });
     }
     return { kind: 'postgres', url: spec };
   }
   const sqlite = /^sqlite:(.+)$/i.exec(spec);
   if (sqlite) return { kind: 'sqlite', path: resolve(sqlite[1] as string) };
   throw trawlError('STORE_SPEC_BAD', { spec });
+}
+
+/** Where the store `spec` names is, for a user to read: the SQLite file's path, or the URL with its password masked. */
+export function describeStore(spec: string | undefined, dataDir: string): string {
+  const s = parseStoreSpec(spec, dataDir);
+  return s.kind === 'sqlite' ? s.path : maskStoreUrl(s.url);
 }
 
 /**
@@ -42,5 +50,5 @@ export async function openCrawlStore(spec: string | undefined, dataDir: string):
   const s = parseStoreSpec(spec, dataDir);
   if (s.kind === 'sqlite') return openThreadedCrawlStore(s.path);
   const { PostgresCrawlStore } = await import('./postgres/postgres-crawl-store.ts');
-  return PostgresCrawlStore.open(s.url);
+  return PostgresCrawlStore.open(s.url, { exclusive: true });
 }

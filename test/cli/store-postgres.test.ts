@@ -77,6 +77,10 @@ describe('the crawl store on PostgreSQL', { skip }, () => {
       assert.ok(afterFirst >= 30 && afterFirst < SITE.pagesPerHost + 1, `the first run fetched ${afterFirst} pages`);
       const second = await trawl([...common, start]);
       assert.equal(second.code, 0, second.err);
+      // The summary names the store by its URL, the password masked.
+      const summary = JSON.parse(second.out) as { collections: Array<{ paths: { store: string } }> };
+      assert.equal(summary.collections[0]?.paths.store, url.replace(`:${encodeURIComponent(server!.password)}@`, ':********@'));
+      assert.ok(!second.out.includes(server!.password));
       const expected = generatedSiteExpected(SITE);
       for (const ip of HOSTS) {
         assert.deepEqual(site.duplicates(ip).filter((p) => p !== '/robots.txt'), [], `${ip} fetched twice`);
@@ -134,6 +138,10 @@ describe('the crawl store on PostgreSQL', { skip }, () => {
       py(`print(json.dumps(s.CollectionAdd(open(${JSON.stringify(config)}).read(), 0)))`);
       await until(async () => Number((await query<{ n: string }>(url, 'SELECT count(*) AS n FROM records'))[0]?.n) === 11, 60_000);
       assert.deepEqual(site.duplicates('127.0.12.5'), []);
+      // While the daemon holds the store, a crawl on the same database is refused, as on a SQLite data directory.
+      const second = await trawl(['crawl', '--store', url, '--data', join(dir, 'second'), '--allow-loopback', site.host('127.0.12.5').url('/')]);
+      assert.equal(second.code, 66, second.err);
+      assert.match(second.err, /TRAWL_ERR_IO: the crawl store postgres:\/\/trawl:\*{8}@127\.0\.0\.1:\d+\/t_\d+_\d+ is in use by another process/);
       daemon.kill('SIGTERM');
       await once(daemon, 'exit');
       daemon = undefined;

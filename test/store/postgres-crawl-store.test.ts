@@ -203,3 +203,19 @@ test('a lease does not come back short while a completion that links again to a 
     await s.close();
   }
 });
+
+test('a store opened exclusive (as trawl crawl and trawl serve open it) refuses a second process until the first closes it', { skip }, async () => {
+  const url = await server!.createDatabase();
+  const first = await PostgresCrawlStore.open(url, { exclusive: true });
+  await assert.rejects(PostgresCrawlStore.open(url, { exclusive: true }), (err: unknown) => {
+    assert.ok(isTrawlError(err) && err.code === 'TRAWL_ERR_IO');
+    assert.match(err.message, /^the crawl store postgres:\/\/trawl:\*{8}@127\.0\.0\.1:\d+\/t_\d+_\d+ is in use by another process/);
+    return true;
+  });
+  // Another database of the same server is another store.
+  const elsewhere = await PostgresCrawlStore.open(await server!.createDatabase(), { exclusive: true });
+  await elsewhere.close();
+  await first.close();
+  const again = await PostgresCrawlStore.open(url, { exclusive: true });
+  await again.close();
+});

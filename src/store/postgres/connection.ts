@@ -24,6 +24,9 @@
 
 import pg from 'pg';
 import { isTrawlError, trawlError, type TrawlError } from '../../core/errors.ts';
+import { maskStoreUrl } from './url.ts';
+
+export { maskStoreUrl } from './url.ts';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
@@ -37,21 +40,6 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const TX_ATTEMPTS = 4;
 /** SQLSTATEs of a transaction worth running again: serialization_failure, deadlock_detected. */
 const RETRYABLE = new Set(['40001', '40P01']);
-
-/** Is `spec` a PostgreSQL store URL (postgres:// or postgresql://)? */
-export const isPostgresUrl = (spec: string): boolean => /^postgres(ql)?:\/\//i.test(spec);
-
-/** The URL as messages show it: the password, if any, replaced by ********. */
-export function maskStoreUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '********';
-    for (const k of [...u.searchParams.keys()]) if (/pass/i.test(k)) u.searchParams.set(k, '********');
-    return u.href;
-  } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1********@');
-  }
-}
 
 /** A connection error, as the store error a user reads (the URL masked, the reason without it). */
 export function connectionError(url: string, err: unknown): TrawlError {
@@ -92,6 +80,36 @@ export async function openPool(url: string, prepare: (c: Client) => Promise<void
     await pool.end().catch(() => {});
     throw err;
   }
+}
+
+/** The advisory lock an exclusive store holds for its whole life (an arbitrary constant: "trawl1" in ASCII). */
+const EXCLUSIVE_LOCK = 0x747261776c31;
+
+/**
+ * Holds the store for this process alone, as SQLite's EXCLUSIVE mode does
+ * for a file: a session advisory lock on a connection of its own, kept
+ * until `release` (or the process's death, when the server drops the
+ * connection and the lock with it). Rejects with TRAWL_ERR_IO when another
+ * process holds it.
+ */
+export async function holdExclusive(url: string): Promise<{ release(): Promise<void> }> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // A connection the server drops is an 'error' event, not a crash; the lock goes with it.
+  c.on('error', () => {});
+  try {
+    await c.connect();
+  } catch (err) {
+    throw connectionError(url, err);
+  }
+  const got = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [EXCLUSIVE_LOCK]).catch(async (err: unknown) => {
+    await c.end().catch(() => {});
+    throw connectionError(url, err);
+  });
+  if (got.rows[0]?.ok !== true) {
+    await c.end().catch(() => {});
+    throw trawlError('STORE_PG_IN_USE', { url: maskStoreUrl(url) });
+  }
+  return { release: () => c.end().catch(() => {}) };
 }
 
 /**

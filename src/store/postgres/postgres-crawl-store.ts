@@ -44,7 +44,7 @@ import type { FrontierCounts, LeasedUri, QueuedUri, SiteWork } from '../frontier
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, RecordStatus, UriRecord } from '../record-store.ts';
 import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
-import { openPool, transaction, type Client, type Pool, type Row } from './connection.ts';
+import { holdExclusive, openPool, transaction, type Client, type Pool, type Row } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
 import { SEQ_BLOCK } from './schema.ts';
 import { DELETE_COLLECTION_ROWS, STATEMENTS, type StatementName } from './statements.ts';
@@ -144,6 +144,12 @@ export interface PostgresStoreOptions {
   readonly leaseTtlMs?: number;
   /** Connections in the pool (default 8). */
   readonly poolSize?: number;
+  /**
+   * Refuse to share the store with another process that opened it
+   * exclusive (TRAWL_ERR_IO), as a SQLite store does; what `trawl crawl`
+   * and `trawl serve` open. Default false (tests open several at once).
+   */
+  readonly exclusive?: boolean;
 }
 
 export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
@@ -155,6 +161,8 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   private readonly leaseTtlMs: number;
   private readonly commits: GroupCommit;
   private closed = false;
+  /** The exclusive hold, when opened exclusive. */
+  private hold: { release(): Promise<void> } | undefined;
 
   private constructor(url: string, pool: Pool, opts: PostgresStoreOptions) {
     this.url = url;
@@ -171,8 +179,16 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
    * server cannot be reached or refuses the login.
    */
   static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresCrawlStore> {
-    const pool = await openPool(url, (c) => migrateToLatest(c, url), opts.poolSize !== undefined ? { max: opts.poolSize } : {});
-    return new PostgresCrawlStore(url, pool, opts);
+    const hold = opts.exclusive ? await holdExclusive(url) : undefined;
+    try {
+      const pool = await openPool(url, (c) => migrateToLatest(c, url), opts.poolSize !== undefined ? { max: opts.poolSize } : {});
+      const store = new PostgresCrawlStore(url, pool, opts);
+      store.hold = hold;
+      return store;
+    } catch (err) {
+      await hold?.release();
+      throw err;
+    }
   }
 
   /** Runs a named statement on `on` (a transaction's connection) or on the pool. */
@@ -596,7 +612,11 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     if (this.closed) return;
     this.closed = true;
     const writing = this.commits.flush();
-    if (writing) await writing;
-    await this.pool.end();
+    try {
+      if (writing) await writing;
+      await this.pool.end();
+    } finally {
+      await this.hold?.release();
+    }
   }
 }
