@@ -101,6 +101,35 @@ describe('the crawl store on PostgreSQL', { skip }, () => {
     }
   });
 
+  // Regression: answered side by side on two connections, a lease could read the frontier before a
+  // completion committed and answer after it, and the crawler took the site for drained with URIs queued.
+  it('a crawl of several hosts at full speed leaves nothing queued: every page fetched once', async () => {
+    const hosts = ['127.0.12.11', '127.0.12.12', '127.0.12.13', '127.0.12.14', '127.0.12.15', '127.0.12.16'];
+    const opts = { hosts, pagesPerHost: 300, linksPerPage: 6, seed: 7 };
+    const site = await startFixtureSite(generatedSite(opts));
+    const url = await server!.createDatabase();
+    try {
+      const config = join(dir, 'multi.xml');
+      const m = (xs: string[]): string => xs.map((x) => `<member>${x}</member>`).join('');
+      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="multi">
+        <attrib name="start_uris" type="list-string">${m(hosts.map((h) => site.host(h).url('/')))}</attrib>
+        <attrib name="delay" type="real">0</attrib><attrib name="max_pending" type="integer">8</attrib>
+        <section name="include_domains"><attrib name="exact" type="list-string">${m(hosts)}</attrib></section>
+      </DomainSpecification></CrawlerConfig>`);
+      const r = await trawl(['crawl', '--store', url, '--data', join(dir, 'multi'), '--allow-loopback', '--json', config]);
+      assert.equal(r.code, 0, r.err);
+      const queued = await query<{ url: string }>(url, 'SELECT url FROM frontier WHERE state <> 2 ORDER BY url');
+      assert.deepEqual(queued.map((q) => q.url), []);
+      const expected = generatedSiteExpected(opts);
+      for (const ip of hosts) {
+        assert.deepEqual(site.duplicates(ip).filter((p) => p !== '/robots.txt'), [], `${ip} fetched twice`);
+        assert.deepEqual(new Set(site.fetchedPaths(ip)), new Set(expected[ip]), ip);
+      }
+    } finally {
+      await site.close();
+    }
+  });
+
   it('a server that cannot be reached or refuses the login stops trawl crawl with exit 69, the password masked', async () => {
     const unreachable = await trawl(['crawl', '--store', `postgres://trawl:s3cret-word@127.0.0.1:${await closedPort()}/x`, '--data', join(dir, 'x'), 'http://127.0.12.9/']);
     assert.equal(unreachable.code, 69, unreachable.err);

@@ -219,3 +219,38 @@ test('a store opened exclusive (as trawl crawl and trawl serve open it) refuses 
   const again = await PostgresCrawlStore.open(url, { exclusive: true });
   await again.close();
 });
+
+// What the crawler relies on (see inOrder in postgres-crawl-store.ts): answered side by side on the pool's
+// connections, a lease could read the frontier before a completion committed and answer after it, and the
+// crawler took the site for drained with URIs queued (a crawl left some pages unfetched).
+test('frontier calls made without waiting take effect and answer in the order they were made, as on SQLite', { skip }, async () => {
+  const s = await PostgresCrawlStore.open(await server!.createDatabase());
+  try {
+    const answered: number[] = [];
+    const calls: Array<Promise<unknown>> = [];
+    const sites = ['http://a.test:80', 'http://b.test:80', 'http://c.test:80'];
+    const leased: string[] = [];
+    for (let i = 0; i < 90; i++) {
+      const site = sites[i % 3]!;
+      const call = i % 5 === 0 ? s.counts('c')
+        : i % 5 === 1 ? s.sitesWithWork('c')
+          : i % 5 === 2 ? s.lease('c', site, 2).then((l) => leased.push(...l.map((u) => u.url)))
+            : s.enqueue('c', 1, [q(`${site.replace(':80', '')}/${i}`)]);
+      calls.push(call.then(() => answered.push(i)));
+    }
+    await Promise.all(calls);
+    assert.deepEqual(answered, Array.from({ length: 90 }, (_, i) => i));
+    // Each lease took exactly what the calls before it had queued, as if the calls ran one after the other.
+    const queues = new Map<string, string[]>(sites.map((x) => [x, []]));
+    const expected: string[] = [];
+    for (let i = 0; i < 90; i++) {
+      const site = sites[i % 3]!;
+      if (i % 5 === 2) expected.push(...queues.get(site)!.splice(0, 2));
+      else if (i % 5 >= 3) queues.get(site)!.push(`${site.replace(':80', '')}/${i}`);
+    }
+    assert.deepEqual(leased, expected);
+    assert.deepEqual(await s.counts('c'), { queued: 36 - expected.length, leased: expected.length, done: 0 });
+  } finally {
+    await s.close();
+  }
+});

@@ -135,6 +135,18 @@ interface Entering {
   readonly uri: QueuedUri;
 }
 
+/**
+ * Statements that only read, and whose answer no other answer can
+ * contradict (a record, a cached robots.txt, a page of the outbox): they
+ * run on the pool beside the rest (see `inOrder`). The frontier's
+ * "what is queued" answers (sitesWithWork, counts, lease) are not here.
+ */
+const READS: ReadonlySet<StatementName> = new Set<StatementName>([
+  'getCollection', 'listCollections', 'seen', 'getRecord', 'byChecksum', 'listRecords', 'recordsAfter', 'recordsBefore',
+  'countRecords', 'countRecordsOfSite', 'countRecordsOfStatus', 'countRecordsOfSiteStatus', 'cycleRecordCounts',
+  'pendingFeed', 'feedBacklog', 'getRobots', 'getStats', 'listStats', 'listStatsPage', 'getSitemapMeta', 'feedLinks',
+]);
+
 export interface PostgresStoreOptions {
   /** How long a completion may wait for others to share its transaction (default 3 ms). */
   readonly commitWindowMs?: number;
@@ -161,6 +173,8 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   private readonly leaseTtlMs: number;
   private readonly commits: GroupCommit;
   private closed = false;
+  /** The last call of `inOrder`: the next one starts when it has ended. */
+  private tail: Promise<void> = Promise.resolve();
   /** The exclusive hold, when opened exclusive. */
   private hold: { release(): Promise<void> } | undefined;
 
@@ -192,13 +206,37 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   }
 
   /** Runs a named statement on `on` (a transaction's connection) or on the pool. */
+  /**
+   * Runs a named statement: on `on` (a transaction's connection) as it
+   * comes; else a read of READS on the pool, beside anything else; else
+   * in call order (`inOrder`).
+   */
   private async run(name: StatementName, values: readonly unknown[], on?: Client): Promise<{ rows: Row[]; rowCount: number }> {
-    const r = await (on ?? this.pool).query<Row>({ name, text: STATEMENTS[name], values: values.map(dbValue) });
+    const query = { name, text: STATEMENTS[name], values: values.map(dbValue) };
+    const r = on ? await on.query<Row>(query) : READS.has(name) ? await this.pool.query<Row>(query) : await this.inOrder(() => this.pool.query<Row>(query));
     return { rows: r.rows, rowCount: r.rowCount ?? 0 };
   }
 
   private tx<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return transaction(this.pool, fn);
+    return this.inOrder(() => transaction(this.pool, fn));
+  }
+
+  /**
+   * Runs `fn` once everything called before it through here has ended:
+   * writes and frontier answers take effect, and answer, in the order they
+   * were called, as on SQLite's one thread. The crawler relies on it: a
+   * lease that comes back short means the site has nothing queued NOW, so
+   * it must not answer after a completion that queued more for the site
+   * and answered first (run side by side on two connections, the lease
+   * could read the frontier before that completion committed and answer
+   * after it: the crawler would take the site for drained with URIs
+   * queued). Across processes the database's row locks order things; in
+   * one process, this does.
+   */
+  private inOrder<T>(fn: () => Promise<T>): Promise<T> {
+    const out = this.tail.then(fn);
+    this.tail = out.then(() => {}, () => {});
+    return out;
   }
 
   // ------------------------------------------------------------- catalog
@@ -230,7 +268,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     if ('extra' in patch) set('extra', JSON.stringify(patch.extra ?? {}));
     if (cols.length === 0) return;
     // The columns vary with the patch: the one statement not in the table.
-    await this.pool.query(`UPDATE collections SET ${cols.join(', ')} WHERE name = $${vals.length + 1}`, [...vals, toDb(name)]);
+    await this.inOrder(() => this.pool.query(`UPDATE collections SET ${cols.join(', ')} WHERE name = $${vals.length + 1}`, [...vals, toDb(name)]));
   }
 
   async deleteCollection(name: string): Promise<void> {
@@ -614,6 +652,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     const writing = this.commits.flush();
     try {
       if (writing) await writing;
+      await this.tail;
       await this.pool.end();
     } finally {
       await this.hold?.release();
