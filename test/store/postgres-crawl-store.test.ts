@@ -254,3 +254,25 @@ test('frontier calls made without waiting take effect and answer in the order th
     await s.close();
   }
 });
+
+test('a batch is written as if its completions were written in order: one statement, or statement by statement when a feed key repeats', { skip }, async () => {
+  const s = await PostgresCrawlStore.open(await server!.createDatabase());
+  try {
+    for (const repeatFeed of [false, true]) {
+      const c = repeatFeed ? 'repeat' : 'plain';
+      await s.enqueue(c, 1, [q('http://a.test/1'), q('http://a.test/2')]);
+      const [one, two] = await s.lease(c, 'http://a.test:80', 2);
+      const answers = await s.completeMany([
+        { collection: c, epoch: 1, writeSiteStats: false, completion: { leaseId: one!.id, site: one!.site, record: rec(one!.url), discovered: [q('http://a.test/x'), q('http://a.test/2')], siteStats: '{"n":1}', feed: [{ destination: 'A', url: one!.url, op: 'add' }] } },
+        { collection: c, epoch: 1, writeSiteStats: true, completion: { leaseId: two!.id, site: two!.site, record: rec(two!.url, { checksum: 'two' }), discovered: [q('http://a.test/x'), q('http://a.test/y')], siteStats: '{"n":2}', feed: [{ destination: 'A', url: repeatFeed ? one!.url : two!.url, op: 'update' }] } },
+      ]);
+      assert.deepEqual(answers.map((a) => a.map((u) => u.url)), [['http://a.test/x'], ['http://a.test/y']], c);
+      assert.equal(await s.getSiteStats(c, 'http://a.test:80'), '{"n":2}');
+      assert.equal((await s.getRecord(c, 'http://a.test/2'))?.checksum, 'two');
+      assert.deepEqual(await s.counts(c), { queued: 2, leased: 0, done: 2 });
+      assert.deepEqual((await s.pendingFeed(c, 'A', 0, 10)).map((p) => [p.url, p.op]), repeatFeed ? [['http://a.test/1', 'add']] : [['http://a.test/1', 'add'], ['http://a.test/2', 'update']]);
+    }
+  } finally {
+    await s.close();
+  }
+});

@@ -14,10 +14,9 @@
  * has a thread of its own because node:sqlite blocks).
  *
  * A fetch's completion is written by `completeMany`, a batch in one
- * transaction of a fixed number of statements whatever its size (records,
- * leases done, discovered links, statistics, feed operations: each one
- * statement over arrays); `complete` hands it to the group commit
- * (../group-commit.ts).
+ * statement whatever its size (records, leases done, discovered links,
+ * statistics, feed operations: each a WITH clause over arrays);
+ * `complete` hands it to the group commit (../group-commit.ts).
  *
  * Leases, safe across processes. `lease` picks its rows with
  * `SELECT … FOR UPDATE SKIP LOCKED` and marks them leased in the same
@@ -47,7 +46,7 @@ import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
 import { holdExclusive, openPool, transaction, type Client, type Pool, type Row } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
 import { SEQ_BLOCK } from './schema.ts';
-import { DELETE_COLLECTION_ROWS, STATEMENTS, type StatementName } from './statements.ts';
+import { DELETE_COLLECTION_ROWS, NAMED, type StatementName } from './statements.ts';
 
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
@@ -110,6 +109,16 @@ function recordArrays(rows: ReadonlyArray<{ collection: string; record: UriRecor
     ];
     v.forEach((x, i) => (cols[i] as unknown[]).push(x));
   }
+  return cols;
+}
+
+/** URIs entering the frontier as the arrays the enqueue statements bind ($1–$12), with their positions `ords`. */
+function uriArrays(rows: readonly Entering[], ords: readonly number[]): unknown[][] {
+  const cols: unknown[][] = Array.from({ length: 12 }, () => []);
+  rows.forEach(({ collection, epoch, uri: u }, i) => {
+    const v = [toDb(collection), u.url, u.site, u.priority, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0, epoch, ords[i]];
+    v.forEach((x, j) => (cols[j] as unknown[]).push(x));
+  });
   return cols;
 }
 
@@ -212,7 +221,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
    * in call order (`inOrder`).
    */
   private async run(name: StatementName, values: readonly unknown[], on?: Client): Promise<{ rows: Row[]; rowCount: number }> {
-    const query = { name, text: STATEMENTS[name], values: values.map(dbValue) };
+    const query = { name, text: NAMED[name], values: values.map(dbValue) };
     const r = on ? await on.query<Row>(query) : READS.has(name) ? await this.pool.query<Row>(query) : await this.inOrder(() => this.pool.query<Row>(query));
     return { rows: r.rows, rowCount: r.rowCount ?? 0 };
   }
@@ -295,14 +304,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     const blocks: Entering[][] = [];
     for (let i = 0; i < rows.length; i += SEQ_BLOCK) blocks.push(rows.slice(i, i + SEQ_BLOCK));
     if (statement.endsWith('Front')) blocks.reverse();
-    const arrays = (block: readonly Entering[], ords: readonly number[]): unknown[][] => {
-      const cols: unknown[][] = Array.from({ length: 12 }, () => []);
-      block.forEach(({ collection, epoch, uri: u }, i) => {
-        const v = [toDb(collection), u.url, u.site, u.priority, u.depth, u.hops, u.redirects, u.parent ?? null, u.sub ?? null, u.flags ?? 0, epoch, ords[i]];
-        v.forEach((x, j) => (cols[j] as unknown[]).push(x));
-      });
-      return cols;
-    };
+    const arrays = uriArrays;
     const keyOf = (collection: string, url: string): string => `${collection}\u0000${url}`;
     for (const block of blocks) {
       const ords = block.map((_, i) => i);
@@ -443,7 +445,9 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
 
   /**
    * The group commit's primitive: the whole batch in one transaction
-   * (CompletionBatchWriter), one statement per kind of row. What the
+   * (CompletionBatchWriter): usually ONE statement, a round trip, for all
+   * of it (statements.ts, COMPLETE_BATCH); a batch that writes one feed key
+   * twice runs a statement per kind of row in a transaction. What the
    * completions of a batch write does not depend on their order, except
    * where one key is written twice, and there the later one wins as if
    * they were written one after the other: a record or site statistics
@@ -451,40 +455,53 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
    * the first completion that found it.
    */
   async completeMany(batch: readonly BatchedCompletion[]): Promise<QueuedUri[][]> {
-    return this.tx(async (c) => {
-      const records = lastByKey(
-        batch.flatMap((b) => (b.completion.record ? [{ collection: b.collection, record: b.completion.record }] : [])),
-        (r) => `${r.collection}\u0000${r.record.url}`,
-      );
-      if (records.length > 0) await this.run('putRecords', recordArrays(records), c);
-      await this.run('done', [batch.map((b) => b.completion.leaseId), batch.map((b) => toDb(b.collection))], c);
-      // Discovered links: each (collection, url) once, for the first completion that found it.
-      const owner = new Map<string, number>();
-      const entering: Entering[] = [];
-      batch.forEach((b, i) => {
-        for (const uri of b.completion.discovered) {
-          const key = `${b.collection}\u0000${uri?.url}`;
-          if (owner.has(key)) continue;
-          owner.set(key, i);
-          entering.push({ collection: b.collection, epoch: b.epoch, uri });
-        }
-      });
-      const answers: QueuedUri[][] = batch.map(() => []);
-      if (entering.length > 0) {
-        const { keys } = await this.writeFrontier(c, 'enqueueBack', entering);
-        for (const e of entering) {
-          const key = `${e.collection}\u0000${e.uri.url}`;
-          if (keys.has(key)) (answers[owner.get(key) as number] as QueuedUri[]).push(e.uri);
-        }
+    const records = lastByKey(
+      batch.flatMap((b) => (b.completion.record ? [{ collection: b.collection, record: b.completion.record }] : [])),
+      (r) => `${r.collection}\u0000${r.record.url}`,
+    );
+    const done = [batch.map((b) => b.completion.leaseId), batch.map((b) => toDb(b.collection))];
+    // Discovered links: each (collection, url) once, for the first completion that found it.
+    const owner = new Map<string, number>();
+    const entering: Entering[] = [];
+    batch.forEach((b, i) => {
+      for (const uri of b.completion.discovered) {
+        const key = `${b.collection}\u0000${uri?.url}`;
+        if (owner.has(key)) continue;
+        owner.set(key, i);
+        entering.push({ collection: b.collection, epoch: b.epoch, uri });
       }
-      const stats = lastByKey(
-        batch.filter((b) => b.completion.siteStats !== undefined && b.writeSiteStats),
-        (b) => `${b.collection}\u0000${b.completion.site}`,
-      );
-      if (stats.length > 0) await this.run('putStats', [stats.map((b) => toDb(b.collection)), stats.map((b) => b.completion.site), stats.map((b) => b.completion.siteStats)], c);
-      const feed = batch.flatMap((b) => (b.completion.feed ?? []).map((f) => ({ collection: b.collection, ...f })));
-      if (feed.length > 0) await this.queueFeedOps(c, feed);
+    });
+    const stats = lastByKey(
+      batch.filter((b) => b.completion.siteStats !== undefined && b.writeSiteStats),
+      (b) => `${b.collection}\u0000${b.completion.site}`,
+    );
+    const statsArrays = [stats.map((b) => toDb(b.collection)), stats.map((b) => b.completion.site), stats.map((b) => b.completion.siteStats)];
+    const feed = batch.flatMap((b) => (b.completion.feed ?? []).map((f) => ({ collection: b.collection, ...f })));
+    const answer = (keys: ReadonlySet<string>): QueuedUri[][] => {
+      const answers: QueuedUri[][] = batch.map(() => []);
+      for (const e of entering) {
+        const key = `${e.collection}\u0000${e.uri.url}`;
+        if (keys.has(key)) (answers[owner.get(key) as number] as QueuedUri[]).push(e.uri);
+      }
       return answers;
+    };
+    const feedKeys = new Set(feed.map((f) => `${f.collection}\u0000${f.destination}\u0000${f.url}`));
+    if (feedKeys.size === feed.length && entering.length <= SEQ_BLOCK) {
+      // The usual batch: one statement (statements.ts, COMPLETE_BATCH).
+      const r = await this.run('completeBatch', [
+        ...recordArrays(records), ...done, ...uriArrays(entering, entering.map((_, i) => i)), ...statsArrays,
+        feed.map((f) => toDb(f.collection)), feed.map((f) => f.destination), feed.map((f) => f.url), feed.map((f) => f.op),
+      ]);
+      return answer(new Set(r.rows.map((row) => `${fromDb(String(row.collection))}\u0000${String(row.url)}`)));
+    }
+    // A batch that writes one feed key twice, or queues more than a block of URIs: statement by statement.
+    return this.tx(async (c) => {
+      if (records.length > 0) await this.run('putRecords', recordArrays(records), c);
+      await this.run('done', done, c);
+      const { keys } = entering.length > 0 ? await this.writeFrontier(c, 'enqueueBack', entering) : { keys: new Set<string>() };
+      if (stats.length > 0) await this.run('putStats', statsArrays, c);
+      if (feed.length > 0) await this.queueFeedOps(c, feed);
+      return answer(keys);
     });
   }
 

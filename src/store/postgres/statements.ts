@@ -80,6 +80,9 @@ const REQUEUE = (sequence: string): string => `${ENQUEUE_ROWS(sequence)}
 const LEASED_COLUMNS = `f.id, f.url, f.site, f.depth, f.hops, f.redirects, f.parent, f.priority, f.sub, f.retries, f.seq,
   EXISTS (SELECT 1 FROM records r WHERE r.collection = f.collection AND r.url = f.url) AS crawled`;
 
+/** `sql` with each parameter $n numbered $(n + by): a statement's text used as part of a larger one. */
+const shift = (sql: string, by: number): string => sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
+
 /** One per table of COLLECTION_TABLES; then the collection's own row goes (deleteCollection). */
 export const DELETE_COLLECTION_ROWS = COLLECTION_TABLES.map((t) => `DELETE FROM ${t} WHERE collection = $1`);
 
@@ -209,5 +212,38 @@ export const STATEMENTS = {
   dropFeedLinks: 'DELETE FROM feed_links WHERE collection = $1 AND feed = $2 AND url = ANY($3::text[])',
 } as const;
 
+/**
+ * A whole group-commit batch as ONE statement (one round trip, atomic
+ * without BEGIN and COMMIT): records ($1–$19, as putRecords), leases done
+ * ($20–$21, as done), discovered URIs ($22–$33, as enqueue: the new ones
+ * added, those last queued in an earlier cycle queued again, except a
+ * lease of this batch), site statistics ($34–$36, as putStats) and feed
+ * operations ($37–$40, as queueFeed; no key twice). Answers with the
+ * (collection, url) of the URIs queued. Data-modifying WITH clauses all
+ * run, once, whether or not the final SELECT reads them.
+ */
+const COMPLETE_BATCH = `WITH b AS (SELECT nextval('frontier_seq_back') AS base),
+  rec AS (${STATEMENTS.putRecords} RETURNING 1),
+  done AS (${shift(STATEMENTS.done, 19)} RETURNING 1),
+  new AS (
+    INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
+    SELECT u.collection, u.url, u.site, 0, u.priority, b.base + u.ord, u.epoch, u.depth, u.hops, u.redirects, 0, u.parent, u.sub, u.flags
+    FROM ${shift(URI_ARRAYS, 21)}, b
+    ORDER BY u.collection, u.url
+    ON CONFLICT (collection, url) DO NOTHING
+    RETURNING collection, url),
+  again AS (
+    UPDATE frontier f SET state = 0, priority = u.priority, seq = b.base + u.ord, epoch = u.epoch,
+      depth = u.depth, hops = u.hops, redirects = u.redirects, retries = 0, parent = u.parent, sub = u.sub, flags = u.flags, ${UNLEASED}
+    FROM ${shift(URI_ARRAYS, 21)}, b
+    WHERE f.collection = u.collection AND f.url = u.url AND f.epoch < u.epoch AND f.id <> ALL($20::bigint[])
+    RETURNING f.collection, f.url),
+  stats AS (${shift(STATEMENTS.putStats, 33)} RETURNING 1),
+  feed AS (${shift(STATEMENTS.queueFeed, 36)} RETURNING 1)
+  SELECT collection, url FROM new UNION ALL SELECT collection, url FROM again`;
+
+/** The statements run by name, the batch's included. */
+export const NAMED = { ...STATEMENTS, completeBatch: COMPLETE_BATCH } as const;
+
 /** Every statement of the dialect, by name. */
-export type StatementName = keyof typeof STATEMENTS;
+export type StatementName = keyof typeof NAMED;
