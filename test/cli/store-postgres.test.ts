@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
+import { COMMIT_BACKLOG } from '../../src/frontier/site-scheduler.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { generatedSite, generatedSiteExpected, startFixtureSite } from '../support/fixture-site.ts';
@@ -125,6 +126,55 @@ describe('the crawl store on PostgreSQL', { skip }, () => {
         assert.deepEqual(site.duplicates(ip).filter((p) => p !== '/robots.txt'), [], `${ip} fetched twice`);
         assert.deepEqual(new Set(site.fetchedPaths(ip)), new Set(expected[ip]), ip);
       }
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('survives kill -9: resumed from PostgreSQL, every page fetched, nothing refetched but what was in flight', async (t) => {
+    const hosts = ['127.0.12.21', '127.0.12.22'];
+    const maxPending = 2;
+    const opts = { hosts, pagesPerHost: 150, linksPerPage: 6, seed: 9 };
+    // A little server time per page so that the crawl lasts long enough to be killed.
+    const site = await startFixtureSite(generatedSite(opts).map((h) => ({
+      ...h, routes: Object.fromEntries(Object.entries(h.routes).map(([k, v]) => [k, typeof v === 'object' && v.kind === 'html' ? { ...v, delayMs: 20 } : v])),
+    })));
+    const url = await server!.createDatabase();
+    try {
+      const config = join(dir, 'crash.xml');
+      const m = (xs: string[]): string => xs.map((x) => `<member>${x}</member>`).join('');
+      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="crash">
+        <attrib name="start_uris" type="list-string">${m([site.host(hosts[0]!).url('/')])}</attrib>
+        <attrib name="delay" type="real">0.01</attrib><attrib name="max_pending" type="integer">${maxPending}</attrib>
+        <section name="include_domains"><attrib name="exact" type="list-string">${m(hosts)}</attrib></section>
+      </DomainSpecification></CrawlerConfig>`);
+      const args = ['crawl', '--store', url, '--data', join(dir, 'crash'), '--allow-loopback', '--json', config];
+      let kills = 0;
+      for (const delayMs of [900, 1300, 1100]) {
+        const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
+        const timer = setTimeout(() => child.kill('SIGKILL'), delayMs);
+        const [code] = (await once(child, 'exit')) as [number | null];
+        clearTimeout(timer);
+        if (code === 0) break;
+        kills++;
+      }
+      assert.ok(kills >= 2, `the crawl finished after ${kills} kills: make the site slower`);
+      const last = await trawl(args);
+      assert.equal(last.code, 0, last.err);
+      assert.deepEqual(await query(url, 'SELECT url, state FROM frontier WHERE state <> 2'), []);
+      const setAside = (await query<{ url: string }>(url, "SELECT url FROM records WHERE skip_code = 'cr'")).map((r) => new URL(r.url).pathname);
+      const expected = generatedSiteExpected(opts);
+      let refetched = 0;
+      for (const ip of hosts) {
+        const fetched = site.fetchedPaths(ip);
+        assert.deepEqual(new Set([...fetched, ...setAside.filter((p) => !fetched.includes(p))]), new Set(expected[ip]), ip);
+        refetched += fetched.length - new Set(fetched).size;
+      }
+      // Per site and kill, at most max_pending requests and COMMIT_BACKLOG × max_pending pages waiting for their commit.
+      assert.ok(refetched <= kills * maxPending * (1 + COMMIT_BACKLOG) * hosts.length, `${refetched} refetches after ${kills} kills`);
+      t.diagnostic(`${kills} kills, ${refetched} refetches, ${setAside.length} set aside`);
+      const stored = Number((await query<{ n: string }>(url, "SELECT count(*) AS n FROM records WHERE status = 'stored'"))[0]?.n);
+      assert.equal(stored + setAside.length, hosts.length * (opts.pagesPerHost + 1));
     } finally {
       await site.close();
     }
