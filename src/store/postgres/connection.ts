@@ -5,12 +5,14 @@
  * (schema.ts, migrations.ts, statements.ts, postgres-crawl-store.ts) takes
  * an open pool.
  *
- * Lock strategy: none of the store's own. Unlike SQLite (one process per
- * store file), several processes may open one PostgreSQL store: rows are
- * locked by the statements themselves (leasing takes its rows with
- * `FOR UPDATE SKIP LOCKED`, postgres-crawl-store.ts), and a transaction
- * that deadlocks with another one (PostgreSQL aborts one of the two) or
- * loses a serialization race is run again, at most TX_ATTEMPTS times.
+ * Lock strategy: rows are locked by the statements themselves (leasing
+ * takes its rows with `FOR UPDATE SKIP LOCKED`, postgres-crawl-store.ts),
+ * so several processes may share a store; a transaction that deadlocks
+ * with another one (PostgreSQL aborts one of the two) or loses a
+ * serialization race is run again, at most TX_ATTEMPTS times. `trawl
+ * crawl` and `trawl serve` open it `exclusive` (holdExclusive: a session
+ * advisory lock), one process per store as with a SQLite file, until the
+ * multinode installation shares one.
  *
  * Durability: PostgreSQL's own (synchronous_commit as the server sets it;
  * `on` by default): a committed transaction survives the death of both the

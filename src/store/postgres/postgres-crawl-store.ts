@@ -11,7 +11,9 @@
  *
  * It runs on the calling thread: pg is asynchronous, so the statements
  * wait on the server's socket, not on the event loop (the SQLite dialect
- * has a thread of its own because node:sqlite blocks).
+ * has a thread of its own because node:sqlite blocks). Its calls that
+ * write or answer what is queued run one at a time in call order, as on
+ * that thread (`inOrder`); reads run beside them.
  *
  * A fetch's completion is written by `completeMany`, a batch in one
  * statement whatever its size (records, leases done, discovered links,
