@@ -5,6 +5,7 @@
  *   npm run bench:crawl -- [--hosts 50] [--pages 2000] [--crawlers trawl,crawlee,wget2] [--time-limit 900] …
  *   npm run bench:crawl -- --hosts 5 --pages 200          # the small run, well under a minute
  *   npm run bench:crawl -- --crawlers trawl@HEAD~1,trawl,trawl@HEAD~1,trawl   # trawl before and after, in pairs
+ *   npm run bench:crawl -- --pg postgres://u:p@127.0.0.1:5432/postgres --crawlers trawl,trawl+pg,trawl,trawl+pg   # SQLite and PostgreSQL, in pairs
  *
  * Steps: generate the site (bench/site/generate.ts) unless the same one is
  * already there; start nginx (bench/nginx.sh); run each crawler in turn
@@ -39,6 +40,8 @@ const USAGE = `usage: npm run bench:crawl -- [options]
                       of git revision REV, from a checkout of its own (bench/.work/checkouts/), built there
   --concurrency N     requests in flight for every crawler (default 64)
   --max-pending N     trawl's max_pending per site (default max(8, concurrency / hosts))
+  --pg URL            a PostgreSQL server trawl+pg crawls with (--store): each run gets a new database
+                      on it (its user needs CREATEDB), dropped afterwards
   --time-limit S      stop a crawler after S seconds and report its partial rate (default 600)
   --site DIR          where the site is (default bench/.work/site-<hosts>x<pages>)
   --work DIR          scratch space for the crawlers' output (default bench/.work/runs)
@@ -683,13 +686,32 @@ function markdown(m: SiteManifest, reachableTotal: number, runs: readonly RunRes
   return lines.join('\n');
 }
 
+/**
+ * trawl+pg's database: `create` makes a new one on the server `url` names
+ * and returns its URL; `drop` drops the one `url` names.
+ */
+async function pgDatabase(url: string, op: 'create' | 'drop'): Promise<string> {
+  const { default: pg } = await import('pg');
+  const u = new URL(url);
+  const name = op === 'create' ? `trawl_bench_${Date.now().toString(36)}` : u.pathname.slice(1);
+  u.pathname = op === 'create' ? `/${name}` : '/postgres';
+  const c = new pg.Client({ connectionString: op === 'create' ? url : u.href });
+  await c.connect();
+  try {
+    await c.query(op === 'create' ? `CREATE DATABASE ${name}` : `DROP DATABASE IF EXISTS ${name}`);
+  } finally {
+    await c.end();
+  }
+  return op === 'create' ? u.href : url;
+}
+
 // ------------------------------------------------------------------ main
 
 async function main(): Promise<void> {
   const f = parseFlags(process.argv.slice(2), {
     hosts: 'string', pages: 'string', seed: 'string', port: 'string', crawlers: 'string', concurrency: 'string', 'max-pending': 'string',
     'time-limit': 'string', site: 'string', work: 'string', results: 'string', regenerate: 'boolean', 'keep-data': 'boolean', 'keep-server': 'boolean',
-    'from-source': 'boolean',
+    'from-source': 'boolean', pg: 'string',
   });
   if (f.help) {
     console.log(USAGE);
@@ -709,16 +731,18 @@ async function main(): Promise<void> {
   const maxPending = int('max-pending', Math.max(8, Math.ceil(concurrency / hosts)));
   const timeLimitS = int('time-limit', 600);
   const crawlers = (typeof f.crawlers === 'string' ? f.crawlers : CRAWLERS.join(',')).split(',').map((c) => c.trim());
-  const crawlerOf = (label: string): CrawlerName => (label.startsWith('trawl@') ? 'trawl' : (label as CrawlerName));
+  const crawlerOf = (label: string): CrawlerName => (label.startsWith('trawl@') || label === 'trawl+pg' ? 'trawl' : (label as CrawlerName));
   for (const c of crawlers) {
-    if (!CRAWLERS.includes(crawlerOf(c)) || c === 'trawl@') throw new Error(`unknown crawler ${c}; known: ${CRAWLERS.join(', ')}, trawl@REV`);
+    if (!CRAWLERS.includes(crawlerOf(c)) || c === 'trawl@') throw new Error(`unknown crawler ${c}; known: ${CRAWLERS.join(', ')}, trawl@REV, trawl+pg`);
   }
+  const pgServer = typeof f.pg === 'string' ? f.pg : undefined;
+  if (crawlers.includes('trawl+pg') && pgServer === undefined) throw new Error('trawl+pg needs --pg URL (a PostgreSQL server to create its databases on)');
   const site = resolve(typeof f.site === 'string' ? f.site : defaultSiteDir(hosts, pages));
   const work = resolve(typeof f.work === 'string' ? f.work : join(BENCH_DIR, '.work', 'runs'));
   const resultsDir = resolve(typeof f.results === 'string' ? f.results : join(BENCH_DIR, 'results'));
 
   const fromSource = f['from-source'] === true;
-  if (crawlers.includes('trawl') && !fromSource) buildTrawl();
+  if ((crawlers.includes('trawl') || crawlers.includes('trawl+pg')) && !fromSource) buildTrawl();
   // Each trawl@REV is checked out and built once, before anything runs.
   const checkouts = new Map<string, string>();
   for (const c of crawlers) if (c.startsWith('trawl@') && !checkouts.has(c)) checkouts.set(c, trawlCheckout(c.slice('trawl@'.length)));
@@ -772,7 +796,10 @@ async function main(): Promise<void> {
     for (const label of crawlers) {
       const name = crawlerOf(label);
       const data = join(work, `${label}-data`);
-      const p = plan(name, site, data, concurrency, fromSource, checkouts.get(label));
+      let p = plan(name, site, data, concurrency, fromSource, checkouts.get(label));
+      // trawl+pg: this checkout's trawl with its crawl store in a new database on the --pg server.
+      const pgDb = label === 'trawl+pg' && p ? await pgDatabase(pgServer as string, 'create') : undefined;
+      if (p && pgDb) p = { ...p, version: `${p.version} +postgres`, command: [...p.command.slice(0, -1), '--store', pgDb, p.command.at(-1) as string] };
       if (!p) {
         console.error(`bench: ${label}: not available; skipped`);
         continue;
@@ -784,6 +811,7 @@ async function main(): Promise<void> {
       if (!expectedExit(r) && !r.timedOut && r.stderrTail) console.error(r.stderrTail);
       if (r.log.serverErrors > 0) console.error(`bench: ${label}: WARNING: nginx answered ${r.log.serverErrors} requests with 5xx; see ${join(site, 'nginx', 'error.log')}`);
       if (!f['keep-data']) rmSync(data, { recursive: true, force: true });
+      if (pgDb && !f['keep-data']) await pgDatabase(pgDb, 'drop');
     }
   } finally {
     stopServer();

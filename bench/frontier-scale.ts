@@ -2,12 +2,13 @@
 // store, then leased and completed, with operations per second and RSS
 // sampled as the queue grows and drains. Shows whether frontier memory stays
 // flat with the queue size (the queue lives in SQLite, not in the heap).
-//   npx node bench/frontier-scale.ts [--urls 1000000] [--sites 20] [--batch 1000]
+//   npx node bench/frontier-scale.ts [--urls 1000000] [--sites 20] [--batch 1000] [--store postgres://…]
+// With --store, the same on PostgreSQL (an empty database: the collection "bench" is deleted first).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteCrawlStore } from '../src/store/sqlite/sqlite-crawl-store.ts';
-import type { QueuedUri } from '../src/store/crawl-store.ts';
+import type { CrawlStore, QueuedUri } from '../src/store/crawl-store.ts';
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -16,8 +17,15 @@ const arg = (name: string, def: number): number => {
 const URLS = arg('urls', 1_000_000);
 const SITES = arg('sites', 20);
 const BATCH = arg('batch', 1000);
+const storeAt = process.argv.indexOf('--store');
+const pgUrl = storeAt > 0 ? process.argv[storeAt + 1] : undefined;
 const dir = mkdtempSync(join(tmpdir(), 'trawl-frontier-'));
-const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
+let store: CrawlStore;
+if (pgUrl !== undefined) {
+  const { PostgresCrawlStore } = await import('../src/store/postgres/postgres-crawl-store.ts');
+  store = await PostgresCrawlStore.open(pgUrl);
+  await store.deleteCollection('bench');
+} else store = new SqliteCrawlStore(join(dir, 'trawl.db'));
 const mib = (n: number): string => (n / 1048576).toFixed(0);
 const rows: string[] = ['| phase | URLs | ops/s | RSS MiB | heap used MiB |', '|---|--:|--:|--:|--:|'];
 const sample = (phase: string, n: number, ops: number): void => {
@@ -59,6 +67,6 @@ for (let round = 0; done < queued; round++) {
 }
 await store.close();
 rmSync(dir, { recursive: true, force: true });
-const report = `### Frontier at scale: ${URLS.toLocaleString('en')} URLs over ${SITES} sites (SQLite, WAL)\n\n${rows.join('\n')}\n`;
+const report = `### Frontier at scale: ${URLS.toLocaleString('en')} URLs over ${SITES} sites (${pgUrl !== undefined ? 'PostgreSQL' : 'SQLite, WAL'})\n\n${rows.join('\n')}\n`;
 console.log(report);
-writeFileSync(join(import.meta.dirname, 'results', `frontier-${URLS}-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z.md`), report);
+writeFileSync(join(import.meta.dirname, 'results', `frontier-${pgUrl !== undefined ? 'pg-' : ''}${URLS}-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z.md`), report);

@@ -26,7 +26,7 @@ import type { CollectionCrawl, CrawlEvent, CycleSummary, Progress } from '../eng
 import { LIMIT_PARAMETER } from '../engine/cycle-limits.ts';
 import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
-import { openThreadedCrawlStore } from '../store/storage-client.ts';
+import { describeStore, openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { logEvent, maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -65,13 +65,13 @@ export interface OutputPaths {
   readonly log: string;
   /** The content store of the collection: the stored documents. */
   readonly documents: string;
-  /** The crawl store (SQLite). */
+  /** The crawl store: the SQLite file, or the PostgreSQL URL with its password masked. */
   readonly store: string;
 }
 
-export function outputPaths(dataDir: string, collection: string): OutputPaths {
+export function outputPaths(dataDir: string, collection: string, store?: string): OutputPaths {
   const data = resolvePath(dataDir);
-  return { log: join(data, 'logs', 'crawl.log'), documents: join(data, 'content', collection), store: join(data, 'trawl.db') };
+  return { log: join(data, 'logs', 'crawl.log'), documents: join(data, 'content', collection), store: describeStore(store, data) };
 }
 
 /** One line per skip code the summary printed: what it means and what to do (core/skip-codes.ts). */
@@ -197,6 +197,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
     .argument('<inputs...>', 'configuration files, or http(s) or ftp URLs to crawl within their own sites')
     .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
+    .option('--store <url>', 'the crawl store: sqlite:PATH (default <data>/trawl.db) or postgres://user@host:port/database')
     .option('--allow-loopback', 'allow fetching loopback addresses (127.0.0.0/8, ::1)')
     .option('--allow-private-networks', 'allow fetching private network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)')
     .option('--max-pages <n>', 'stop after this many fetches (the cycle stays open; run again to go on)')
@@ -207,7 +208,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
     .option('--feed-timeout <s>', 'seconds the end of the crawl waits for failing sinks; then it exits with status 3 and the documents wait for the next run', String(FEED_TIMEOUT_S));
   addUrlOptions(cmd, 'URLs only')
     .addHelpText('after', SETTINGS_RULE_HELP)
-    .action(async (inputs: string[], opts: { data: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; cycles: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
+    .action(async (inputs: string[], opts: { data: string; store?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; maxPages?: string; cycles: string; maxConcurrency: string; node?: string; json?: boolean; feedTimeout: string; delay?: string; depth?: string; userAgent?: string; sitemaps?: boolean }) => {
       const maxPages = opts.maxPages === undefined ? undefined : wholeNumberOption('--max-pages', opts.maxPages, 1);
       const maxConcurrency = wholeNumberOption('--max-concurrency', opts.maxConcurrency, 1);
       const cycles = wholeNumberOption('--cycles', opts.cycles, 1);
@@ -230,7 +231,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
 
       // The data directory holds the stored configurations (secrets included): its owner's only.
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
-      const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
+      const store = await openCrawlStore(opts.store, opts.data);
       mkdirSync(join(opts.data, 'logs'), { recursive: true, mode: 0o700 });
       const logFile = new LogFile(join(opts.data, 'logs', 'crawl.log'));
       const log = pino({ base: undefined, timestamp: isoTimeEachMs(), ...maskingLogOptions() }, logFile);
@@ -302,7 +303,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
                 feeding = { ...feeder.counters, waiting, ...(feeder.lastError ? { lastError: feeder.lastError } : {}) };
               }
               const done = { ...summary, ...(feeding ? { feeding } : {}) };
-              summaries.push({ ...done, paths: outputPaths(opts.data, config.name) });
+              summaries.push({ ...done, paths: outputPaths(opts.data, config.name, opts.store) });
               runs.push({ summary: done, watch });
               return summary;
             } finally {

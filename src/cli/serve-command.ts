@@ -5,12 +5,12 @@
 
 import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join, resolve as resolvePath } from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { trawlError } from '../core/errors.ts';
 import { isoTimeEachMs } from '../core/log-file.ts';
-import { openThreadedCrawlStore } from '../store/storage-client.ts';
+import { openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions, openEventLog } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -73,7 +73,7 @@ async function listenOrExplain(server: { listen(o: { host: string; port: number 
 }
 
 interface ServeOptions {
-  data: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string;
+  data: string; store?: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string;
   uriFileDir?: string; allowHost: string[]; maxRequestBytes: string; maxConnections: string; headersTimeoutMs: string; requestTimeoutMs: string; keepAliveTimeoutMs: string;
 }
 
@@ -82,6 +82,7 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
     .command('serve')
     .description('run the crawler daemon: resume the persisted collections and answer MS-FSCADM XML-RPC on POST /RPC2')
     .option('--data <dir>', 'data directory', './trawl-data')
+    .option('--store <url>', 'the crawl store: sqlite:PATH (default <data>/trawl.db) or postgres://user@host:port/database')
     .option('--host <host>', 'address to listen on (loopback unless a token is set)', '127.0.0.1')
     .option('--port <n>', 'port to listen on', String(DEFAULT_ADMIN_PORT))
     .option('--token-file <file>', 'file holding the bearer token clients must send (required off loopback)')
@@ -132,7 +133,7 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
       const uriFileDir = uriFileFolder(opts.data, opts.uriFileDir);
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs(), ...maskingLogOptions() });
-      const store = await openThreadedCrawlStore(join(opts.data, 'trawl.db'));
+      const store = await openCrawlStore(opts.store, opts.data);
       const service = new CrawlerService({
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir, openEventLog,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),

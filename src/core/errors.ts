@@ -40,6 +40,10 @@ export const ERROR_CODES = {
     summary: 'A sink did not take the documents within `trawl crawl --feed-timeout`; they wait in the outbox and the next run (or `trawl serve`) delivers them.',
     exitCode: 3,
   },
+  TRAWL_ERR_STORE_UNAVAILABLE: {
+    summary: 'The crawl store\'s database server (`--store postgres://…`) cannot be reached, refused the login, or has no such database; the message names the URL with its password masked.',
+    exitCode: 69,
+  },
   TRAWL_ERR_ADDRESS_IN_USE: { summary: 'The address and port `trawl serve` was told to listen on are in use by another process.', exitCode: 69 },
   TRAWL_ERR_URL_UNKNOWN: {
     summary: '`trawl inspect`: the collection\'s crawl store and event logs know nothing of the URL (never queued, crawled, or screened with `log.screened` on).',
@@ -219,6 +223,12 @@ export const ERROR_MESSAGES = {
   SERVE_TOKEN_SHORT: { code: 'TRAWL_ERR_USAGE', template: 'the token in {file} is too short: use at least 16 characters' },
   SERVE_URI_FILE_DIR_UNREADABLE: { code: 'TRAWL_ERR_IO', template: '--uri-file-dir {dir}: {reason}' },
   SERVE_URI_FILE_DIR_NOT_DIR: { code: 'TRAWL_ERR_USAGE', template: '--uri-file-dir {dir} is not a directory' },
+  STORE_SPEC_BAD: { code: 'TRAWL_ERR_USAGE', template: '--store {spec}: not a crawl store (give sqlite:PATH, or postgres://user@host:port/database)' },
+  STORE_PG_UNREACHABLE: { code: 'TRAWL_ERR_STORE_UNAVAILABLE', template: 'cannot reach the crawl store {url}: {reason}' },
+  STORE_PG_LOGIN: { code: 'TRAWL_ERR_STORE_UNAVAILABLE', template: 'the crawl store {url} refused the login: {reason}' },
+  STORE_PG_NO_DATABASE: { code: 'TRAWL_ERR_STORE_UNAVAILABLE', template: 'the crawl store {url} has no such database: {reason} (create it first: docs/operations.md, "The crawl store on PostgreSQL")' },
+  STORE_PG_IN_USE: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} is in use by another process (another trawl crawl or trawl serve on the same database?)' },
+  STORE_PG_SCHEMA: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} has schema version {version}; this trawl reads version {supported}' },
   SERVE_TIMEOUTS: { code: 'TRAWL_ERR_USAGE', template: '--request-timeout-ms ({requestMs}) must be at least --headers-timeout-ms ({headersMs})' },
   CRAWL_FAILED: {
     code: 'TRAWL_ERR_CRAWL_FAILED',

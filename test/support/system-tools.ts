@@ -25,6 +25,7 @@ export const TOOLS = {
   openssl: { command: 'openssl', pkg: 'openssl' },
   debianPython: { command: '/usr/bin/python3', pkg: 'python3' },
   pyftpdlib: { command: '/usr/bin/python3', pkg: 'python3-pyftpdlib', requires: '/usr/lib/python3/dist-packages/pyftpdlib/__init__.py' },
+  postgres: { command: '/usr/lib/postgresql/15/bin/initdb', pkg: 'postgresql' },
 } as const satisfies Record<string, SystemTool>;
 
 const inCi = process.env.CI === 'true';
