@@ -17,10 +17,11 @@ import { sinkProblems } from '../config/rules.ts';
 import { CONSOLE_SINK } from './console-sink.ts';
 import { ELASTICSEARCH_SINK } from './elasticsearch-sink.ts';
 import { FILE_SINK } from './file-sink.ts';
+import { JMS_SINK, REPOSITORY_SINK } from './repository-sink.ts';
 import type { Sink, SinkSettings, SinkSettingsProblem, SinkType } from './sink.ts';
 
 /** The types this version delivers to: one entry each. */
-export const BUILTIN_SINK_TYPES: readonly SinkType[] = [CONSOLE_SINK, FILE_SINK, ELASTICSEARCH_SINK];
+export const BUILTIN_SINK_TYPES: readonly SinkType[] = [CONSOLE_SINK, FILE_SINK, ELASTICSEARCH_SINK, REPOSITORY_SINK, JMS_SINK];
 
 export class SinkRegistry {
   private readonly byType = new Map<string, SinkType>();

@@ -206,6 +206,12 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_sinks.<sink>.username': ['test/sinks/elasticsearch-sink.test.ts', 'test/sinks/sink-registry.test.ts'],
   'trawl_sinks.<sink>.password': ['test/security/secrets.test.ts', 'test/sinks/elasticsearch-sink.test.ts'],
   'trawl_sinks.<sink>.api_key': ['test/security/secrets.test.ts', 'test/sinks/elasticsearch-sink.test.ts'],
+  'trawl_sinks.<sink>.repository_root': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.repository_id': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.broker_url': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.ingestion_queue': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.client_id': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.job_id': ['test/sinks/repository-sink.test.ts'],
   'trawl_secrets': ['test/admin/serve.test.ts', 'test/cli/config-cli.test.ts'],
   'subdomains': ['test/config/examples.test.ts', 'test/config/merge.test.ts'],
 };

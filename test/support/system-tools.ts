@@ -22,6 +22,9 @@ export const TOOLS = {
   tinyproxy: { command: '/usr/bin/tinyproxy', pkg: 'tinyproxy-bin' },
   openssl: { command: 'openssl', pkg: 'openssl' },
   debianPython: { command: '/usr/bin/python3', pkg: 'python3' },
+  activemq: { command: '/usr/bin/activemq', pkg: 'activemq' },
+  java: { command: '/usr/bin/java', pkg: 'default-jre-headless' },
+  javac: { command: '/usr/bin/javac', pkg: 'default-jdk-headless' },
 } as const satisfies Record<string, SystemTool>;
 
 const inCi = process.env.CI === 'true';

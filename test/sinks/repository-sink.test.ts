@@ -1,0 +1,301 @@
+// The CiteSeerX repository and jms sinks: the mirror layout and its name
+// rules, the CrawlData sidecar, and real `trawl crawl` runs of a fixture site
+// into a repository, announced to a real ActiveMQ broker (Debian's) and
+// received by a Java JMS client as javax.jms.MapMessage instances.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { hash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { readXmlTree } from '../../src/core/xml.ts';
+import { crawlDataXml, javaDateString } from '../../src/sinks/crawl-data.ts';
+import { longPath, mirrorPath, safeName } from '../../src/sinks/repository-layout.ts';
+import { brokerAddress, mapMessageJson } from '../../src/sinks/stomp-producer.ts';
+import { ROOT } from '../helpers.ts';
+import { compileJmsConsumer, startBroker, type Broker, type JmsConsumer } from '../support/activemq.ts';
+import { tempDir } from '../support/crawl-harness.ts';
+import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
+
+const BIN = join(ROOT, 'bin/trawl.js');
+
+function trawl(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+const sha1 = (b: Uint8Array | string): string => hash('sha1', b, 'hex');
+
+describe('repository layout', () => {
+  it('lays files out as host, then path, with a directory file, the query before the extension, and safe names', () => {
+    const cases: Array<[string, string]> = [
+      ['http://Example.ORG/papers/a.pdf', 'example.org/papers/a.pdf'],
+      ['http://example.org:8080/', 'example.org%3A8080/index.html'],
+      ['http://example.org:80/x', 'example.org/x'],
+      ['http://example.org/dir/', 'example.org/dir/index.html'],
+      ['http://example.org/get.php?id=1&f=a/b', 'example.org/get%3Fid=1&f=a%2Fb.php'],
+      ['http://example.org/paper?id=7', 'example.org/paper%3Fid=7'],
+      ['http://example.org/a%20b/c:d.pdf', 'example.org/a%20b/c%3Ad.pdf'],
+      ['http://example.org/.hidden/x.', 'example.org/%2Ehidden/x%2E'],
+      ['http://example.org/con/aux.txt', 'example.org/%63on/%61ux.txt'],
+      ['http://example.org/x.pdf.met', 'example.org/x.pdf%2Emet'],
+      ['http://example.org/LONG/x', 'example.org/%4CONG/x'],
+      ['http://[::1]:8080/a', '[%3A%3A1]%3A8080/a'],
+      ['http://example.org/%C3%A9t%C3%A9.pdf', 'example.org/%C3%A9t%C3%A9.pdf'],
+    ];
+    for (const [url, path] of cases) assert.equal(mirrorPath(url), path, url);
+    // Empty segments, long names and long paths go to LONG, keeping the extension.
+    const long = `http://example.org/${'n'.repeat(300)}.PDF`;
+    assert.equal(mirrorPath(long), `example.org/LONG/${sha1(long)}.pdf`);
+    assert.equal(mirrorPath('http://example.org/a//b.ps'), longPath('http://example.org/a//b.ps'));
+    assert.match(longPath('http://example.org/a//b.ps'), /^example\.org\/LONG\/[0-9a-f]{40}\.ps$/);
+    const deep = `http://example.org/${Array.from({ length: 120 }, () => 'dddddddd').join('/')}/x.pdf`;
+    assert.match(mirrorPath(deep), /^example\.org\/LONG\//);
+    for (const name of ['a<b>c', 'q"', 'p|i', 's*', 'b\\s', 'nul.txt', 'x ']) assert.doesNotMatch(safeName(name), /[<>"|*\\]|^nul\.|\s$/i, name);
+  });
+
+  it('writes the CrawlData sidecar with the spec\'s elements, a java.util.Date time and escaped text', () => {
+    assert.equal(javaDateString(Date.UTC(2007, 7, 22, 19, 54, 32)), 'Wed Aug 22 19:54:32 GMT 2007');
+    assert.equal(javaDateString(Date.UTC(2026, 0, 5, 3, 4, 5)), 'Mon Jan 05 03:04:05 GMT 2026');
+    const xml = crawlDataXml({ crawlDateMs: Date.UTC(2007, 7, 22, 19, 54, 32), url: 'http://h/p.pdf?a=1&b=<2>', parentUrl: 'http://h/', contentType: 'application/pdf', sha1: 'cf3267bc68816891c2fe5f438e35e12c9375bf13' });
+    assert.equal(xml, [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      '<CrawlData>',
+      '  <crawlDate>Wed Aug 22 19:54:32 GMT 2007</crawlDate>',
+      '  <url>http://h/p.pdf?a=1&amp;b=&lt;2&gt;</url>',
+      '  <parentUrl>http://h/</parentUrl>',
+      '  <contentType>application/pdf</contentType>',
+      '  <SHA1>cf3267bc68816891c2fe5f438e35e12c9375bf13</SHA1>',
+      '</CrawlData>',
+      '',
+    ].join('\n'));
+    // parentUrl and contentType are optional: left out, not empty.
+    assert.doesNotMatch(crawlDataXml({ crawlDateMs: 0, url: 'http://h/', sha1: 'x' }), /parentUrl|contentType/);
+  });
+
+  it('maps broker URLs: stomp:// as written, OpenWire tcp:// to STOMP on 61613 with a warning, others refused', () => {
+    assert.deepEqual(brokerAddress('stomp://127.0.0.1:61999'), { host: '127.0.0.1', port: 61999 });
+    assert.deepEqual(brokerAddress('stomp://mq.example'), { host: 'mq.example', port: 61613 });
+    const t = brokerAddress('tcp://ACTIVEMQ_HOST:61616');
+    assert.ok(!('problem' in t));
+    assert.equal(t.port, 61613);
+    assert.equal(t.host, 'ACTIVEMQ_HOST');
+    assert.match(t.warning ?? '', /OpenWire.*STOMP to ACTIVEMQ_HOST:61613/);
+    for (const bad of ['amqp://h:5672', 'ssl://h:61617', 'failover:(tcp://h:61616)', 'h:61613', 'stomp://h:70000']) assert.ok('problem' in brokerAddress(bad), bad);
+    assert.equal(mapMessageJson({ JID: 'j', REPID: 'r' }), '{"map":{"entry":[{"string":["JID","j"]},{"string":["REPID","r"]}]}}');
+  });
+});
+
+/** The elements of a CrawlData file, parsed as XML. */
+function readCrawlData(path: string): Record<string, string> {
+  const doc = readXmlTree(readFileSync(path), { file: path, malformedCode: 'TRAWL_ERR_IO', doctypeCode: 'TRAWL_ERR_IO', encodingCode: 'TRAWL_ERR_IO' });
+  assert.equal(doc.name, 'CrawlData');
+  return Object.fromEntries(doc.children.map((c) => [c.name, c.text]));
+}
+
+function listFiles(dir: string, prefix = ''): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? listFiles(join(dir, n), `${prefix}${n}/`) : [`${prefix}${n}`])).sort();
+}
+
+const PDF1 = new TextEncoder().encode('%PDF-1.4 first paper\n%%EOF\n');
+const PDF2 = new TextEncoder().encode('%PDF-1.4 second paper, linked with a query\n%%EOF\n');
+const PSGZ = gzipSync(Buffer.from('%!PS-Adobe-3.0 a gzipped PostScript paper\n'));
+
+async function paperSite(ip: string, state: { gone: boolean }): Promise<FixtureSite> {
+  return startFixtureSite([{
+    ip,
+    routes: {
+      '/': { kind: 'html', body: '<title>Papers</title><a href="/pubs/">publications</a>' },
+      '/pubs/': { kind: 'html', body: '<title>Pubs</title><a href="paper1.pdf">1</a> <a href="get.php?id=2">2</a> <a href="ps/paper3.ps.gz">3</a> <a href="/old.pdf">old</a>' },
+      '/pubs/paper1.pdf': { kind: 'binary', bytes: PDF1, contentType: 'application/pdf' },
+      '/pubs/get.php': { kind: 'binary', bytes: PDF2, contentType: 'application/pdf' },
+      '/pubs/ps/paper3.ps.gz': { kind: 'binary', bytes: PSGZ, contentType: 'application/x-gzip' },
+      '/old.pdf': (_req, res) => {
+        res.writeHead(state.gone ? 404 : 200, { 'content-type': 'application/pdf' });
+        res.end(state.gone ? 'gone' : '%PDF-1.4 old\n');
+      },
+    },
+  }]);
+}
+
+function config(dir: string, name: string, start: string, sink: string): string {
+  const path = join(dir, `${name}.xml`);
+  writeFileSync(path, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="${name}">
+    <attrib name="start_uris" type="list-string"><member>${start}</member></attrib>
+    <attrib name="delay" type="real">0</attrib>
+    <attrib name="allowed_types" type="list-string"><member>text/html</member><member>application/pdf</member><member>application/x-gzip</member></attrib>
+    <attrib name="exclude_exts" type="list-string"><member>.jpg</member></attrib>
+    <section name="http_errors"><attrib name="404" type="string">DELETE</attrib></section>
+    <section name="trawl_sinks"><section name="csx">${sink}</section></section>
+  </DomainSpecification></CrawlerConfig>`);
+  return path;
+}
+
+const attr = (name: string, value: string): string => `<attrib name="${name}" type="string">${value}</attrib>`;
+
+describe('trawl crawl into a CiteSeerX repository', () => {
+  it('writes every fed file as fetched with its CrawlData sidecar, and removes both when the URL is gone', async () => {
+    const state = { gone: false };
+    const site = await paperSite('127.0.31.1', state);
+    const h = site.host('127.0.31.1');
+    const dir = tempDir('trawl-repo-');
+    const repo = join(dir, 'repo');
+    const cfg = config(dir, 'papers', h.url('/'), attr('type', 'repository') + attr('repository_root', repo));
+    try {
+      const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
+      assert.equal(r.status, 0, r.stderr);
+      const host = `127.0.31.1%3A${h.port}`;
+      const files = listFiles(repo);
+      assert.deepEqual(files, [
+        `${host}/index.html`, `${host}/index.html.met`,
+        `${host}/old.pdf`, `${host}/old.pdf.met`,
+        `${host}/pubs/get%3Fid=2.php`, `${host}/pubs/get%3Fid=2.php.met`,
+        `${host}/pubs/index.html`, `${host}/pubs/index.html.met`,
+        `${host}/pubs/paper1.pdf`, `${host}/pubs/paper1.pdf.met`,
+        `${host}/pubs/ps/paper3.ps.gz`, `${host}/pubs/ps/paper3.ps.gz.met`,
+      ]);
+      const expect: Array<[string, string, Uint8Array, string, string]> = [
+        [`${host}/pubs/paper1.pdf`, h.url('/pubs/paper1.pdf'), PDF1, h.url('/pubs/'), 'application/pdf'],
+        [`${host}/pubs/get%3Fid=2.php`, h.url('/pubs/get.php?id=2'), PDF2, h.url('/pubs/'), 'application/pdf'],
+        [`${host}/pubs/ps/paper3.ps.gz`, h.url('/pubs/ps/paper3.ps.gz'), PSGZ, h.url('/pubs/'), 'application/x-gzip'],
+      ];
+      for (const [rel, url, bytes, parent, type] of expect) {
+        const body = readFileSync(join(repo, rel));
+        assert.equal(body.toString("hex"), Buffer.from(bytes).toString("hex"), `${rel}: the bytes as the server sent them`);
+        const meta = readCrawlData(join(repo, `${rel}.met`));
+        assert.deepEqual(Object.keys(meta), ['crawlDate', 'url', 'parentUrl', 'contentType', 'SHA1']);
+        assert.equal(meta.url, url);
+        assert.equal(meta.parentUrl, parent);
+        assert.equal(meta.contentType, type);
+        assert.equal(meta.SHA1, sha1(body), `${rel}: SHA1 of the file`);
+        assert.match(meta.crawlDate!, /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d GMT \d{4}$/);
+        assert.ok(Math.abs(Date.parse(meta.crawlDate!) - Date.now()) < 120_000, meta.crawlDate);
+      }
+      // The start page has no parent; its Content-Type is the header's, parameters and all.
+      const home = readCrawlData(join(repo, `${host}/index.html.met`));
+      assert.equal(home.parentUrl, undefined);
+      assert.match(home.contentType!, /^text\/html/);
+      assert.deepEqual(listFiles(repo).filter((f) => f.includes('.trawl-')), [], 'no temporary file is left');
+
+      state.gone = true;
+      const again = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
+      assert.equal(again.status, 0, again.stderr);
+      assert.equal(existsSync(join(repo, `${host}/old.pdf`)), false, 'a 404 with DELETE removes the file');
+      assert.equal(existsSync(join(repo, `${host}/old.pdf.met`)), false, 'and its sidecar');
+      assert.equal(existsSync(join(repo, `${host}/pubs/paper1.pdf.met`)), true);
+    } finally {
+      await site.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a repository sink without repository_root and a jms sink without its broker, naming the parameter', async () => {
+    const dir = tempDir('trawl-repo-');
+    try {
+      const a = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'a', 'http://127.0.31.2:9/', attr('type', 'repository'))]);
+      assert.notEqual(a.status, 0);
+      assert.match(a.stderr, /trawl_sinks\.csx: the repository sink needs repository_root/);
+      const b = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'b', 'http://127.0.31.2:9/', attr('type', 'jms') + attr('repository_root', dir) + attr('repository_id', 'r1') + attr('broker_url', 'amqp://127.0.0.1:5672'))]);
+      assert.notEqual(b.status, 0);
+      assert.match(b.stderr, /trawl_sinks\.csx\.broker_url "amqp:\/\/127\.0\.0\.1:5672" has the scheme amqp:\/\//);
+      const c = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'c', 'http://127.0.31.2:9/', attr('type', 'jms') + attr('repository_root', dir))]);
+      assert.notEqual(c.status, 0);
+      assert.match(c.stderr, /the jms sink needs repository_id/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+const NEEDS = skipUnless(TOOLS.activemq, TOOLS.java, TOOLS.javac);
+
+describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip: NEEDS }, () => {
+  let broker: Broker;
+  let consumer: JmsConsumer;
+  let work: string;
+  before(async () => {
+    work = tempDir('trawl-jms-');
+    // STOMP on 61613 of an address of its own, so that the OpenWire URL maps onto it.
+    broker = await startBroker(join(work, 'broker'), { host: '127.0.31.9', stompPort: 61613 });
+    consumer = compileJmsConsumer(join(work, 'java'));
+  });
+  after(async () => {
+    await broker?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const QUEUE = 'csx.ingestion.documentsToIngest';
+
+  it('sends one MapMessage per file with JID, REPID, FILEPATH, METAPATH and RESOURCETYPE, the OpenWire URL mapped to STOMP', async () => {
+    const state = { gone: false };
+    const site = await paperSite('127.0.31.3', state);
+    const h = site.host('127.0.31.3');
+    const dir = join(work, 'one');
+    const repo = join(dir, 'repo');
+    mkdirSync(dir, { recursive: true });
+    const cfg = config(dir, 'papers', h.url('/'),
+      attr('type', 'jms') + attr('repository_root', repo) + attr('repository_id', 'heritrix1') + attr('client_id', 'heritrix1') + attr('broker_url', broker.openwireUrl));
+    try {
+      const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.31\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.31\\.9:61613`));
+      const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
+      assert.equal(got.length, 6, JSON.stringify(got));
+      for (const m of got) {
+        assert.equal(m.class, 'org.apache.activemq.command.ActiveMQMapMessage');
+        assert.equal(m.map, true);
+        assert.deepEqual(Object.keys(m.fields), ['FILEPATH', 'JID', 'METAPATH', 'REPID', 'RESOURCETYPE']);
+        assert.equal(m.fields.JID, 'papers');
+        assert.equal(m.fields.REPID, 'heritrix1');
+        assert.equal(m.fields.RESOURCETYPE, 'article');
+        assert.equal(m.fields.METAPATH, `${m.fields.FILEPATH}.met`);
+        // The paths are relative to the repository root, and the file is there, whole, when the message is read.
+        const meta = readCrawlData(join(repo, m.fields.METAPATH!));
+        assert.equal(meta.SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
+      }
+      const host = `127.0.31.3%3A${h.port}`;
+      assert.deepEqual(got.map((m) => m.fields.FILEPATH).sort(), [`${host}/index.html`, `${host}/old.pdf`, `${host}/pubs/get%3Fid=2.php`, `${host}/pubs/index.html`, `${host}/pubs/paper1.pdf`, `${host}/pubs/ps/paper3.ps.gz`]);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('loses no message while the broker is down: the files wait in the outbox and the next run announces each once', async () => {
+    const state = { gone: false };
+    const site = await paperSite('127.0.31.4', state);
+    const h = site.host('127.0.31.4');
+    const dir = join(work, 'outage');
+    mkdirSync(dir, { recursive: true });
+    const repo = join(dir, 'repo');
+    const cfg = config(dir, 'outage', h.url('/'), attr('type', 'jms') + attr('repository_root', repo) + attr('repository_id', 'r2') + attr('job_id', 'job-42') + attr('ingestion_queue', 'csx.test.ingest') + attr('broker_url', broker.stompUrl));
+    try {
+      await broker.stop();
+      const down = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--feed-timeout', '2', cfg]);
+      assert.equal(down.status, 3, down.stderr);
+      assert.match(down.stderr, /jms sink csx: stomp:\/\/127\.0\.31\.9:61613: /);
+      // The files are written (the batch writes them before it sends), but nothing was announced.
+      assert.equal(existsSync(join(repo, `127.0.31.4%3A${h.port}/index.html.met`)), true);
+      await broker.start();
+      const up = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
+      assert.equal(up.status, 0, up.stderr);
+      assert.deepEqual(await consumer.consume(broker.openwireUrl, QUEUE, -1, 1000), [], 'nothing on the default queue');
+      const got = await consumer.consume(broker.openwireUrl, 'csx.test.ingest', -1, 3000);
+      const paths = got.map((m) => m.fields.FILEPATH!).sort();
+      assert.equal(paths.length, 6, JSON.stringify(got));
+      assert.equal(new Set(paths).size, 6, 'each file announced once');
+      for (const m of got) assert.deepEqual([m.fields.JID, m.fields.REPID], ['job-42', 'r2']);
+    } finally {
+      await site.close();
+    }
+  });
+});
