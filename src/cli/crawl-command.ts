@@ -26,6 +26,7 @@ import type { CollectionCrawl, CrawlEvent, CycleSummary, Progress } from '../eng
 import { LIMIT_PARAMETER } from '../engine/cycle-limits.ts';
 import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
+import { sinkTypes } from '../sinks/sink-registry.ts';
 import { openThreadedCrawlStore } from '../store/storage-client.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions } from './logging.ts';
@@ -265,6 +266,7 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           // A file means what MS-FSCCFG says: a crawl that waits a minute between two pages of a site should not surprise.
           if (file !== undefined && s.delayS === MS_FSCCFG_DELAY_S) io.err(`trawl: note: collection ${config.name} (${file}): delay is ${MS_FSCCFG_DELAY_S} s, MS-FSCCFG's default: each site gets one request a minute; set <attrib name="delay" type="real"> in the file for a faster crawl`);
           consoleSink ||= hasConsoleSink(s.sinks);
+          for (const note of sinkTypes.notes(s.sinks)) io.err(`trawl: warning: collection ${config.name}: ${note}`);
           const watch = new StartUriWatch(s.startUris ?? []);
           const runtime = openCollectionRuntime({
             config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,

@@ -26,7 +26,7 @@ export interface CollectionFeederOptions {
 /** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
 export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {
   const s = o.settings;
-  const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))));
+  const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))), (message) => o.warn({ collection: o.name }, message));
   if (sinks.length === 0) return undefined;
   const feeder = new Feeder({
     store: o.store,

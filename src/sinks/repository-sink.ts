@@ -24,6 +24,7 @@ import { hash } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { trawlError } from '../core/errors.ts';
+import { maskText } from '../config/secrets.ts';
 import { contentTypeHeader, crawlDataUrl, crawlDataXml } from './crawl-data.ts';
 import { longPath, mirrorPath, SIDECAR_SUFFIX } from './repository-layout.ts';
 import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
@@ -206,11 +207,10 @@ export const REPOSITORY_SINK: SinkType = {
   open: (name, s) => new RepositorySink(name, s.repositoryRoot!),
 };
 
-/** The producer a jms sink opens; tests may replace it. */
-export function openJmsSink(name: string, s: SinkSettings, reveal: (v: string) => string, warn: (message: string) => void = (m) => process.stderr.write(`warning: ${m}\n`)): RepositorySink {
+/** A jms sink: a repository sink whose files are announced over STOMP. */
+export function openJmsSink(name: string, s: SinkSettings, reveal: (v: string) => string): RepositorySink {
   const a = brokerAddress(reveal(s.brokerUrl!));
   if ('problem' in a) throw new Error(`jms sink ${name}: broker_url ${a.problem}`); // refused by the rules first
-  if (a.warning) warn(`trawl_sinks.${name}.broker_url: ${a.warning}`);
   const producer = new StompProducer({
     sink: name,
     host: a.host,
@@ -225,5 +225,9 @@ export function openJmsSink(name: string, s: SinkSettings, reveal: (v: string) =
 export const JMS_SINK: SinkType = {
   type: 'jms',
   problems: configRulesFor,
+  notes: (name, s) => {
+    const a = s.brokerUrl === undefined ? undefined : brokerAddress(s.brokerUrl);
+    return a && !('problem' in a) && a.warning ? [`trawl_sinks.${name}.broker_url: ${maskText(a.warning)}`] : [];
+  },
   open: (name, s, cx) => openJmsSink(name, s, cx.reveal),
 };

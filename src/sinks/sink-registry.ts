@@ -56,6 +56,11 @@ export class SinkRegistry {
     return out;
   }
 
+  /** The notes of every sink, in section order (for `trawl crawl` to print before it crawls). */
+  notes(sinks: Readonly<Record<string, SinkSettings>>): string[] {
+    return Object.entries(sinks).flatMap(([name, s]) => (s.type === undefined ? undefined : this.byType.get(s.type))?.notes?.(name, s) ?? []);
+  }
+
   /** Refuses sinks that are misconfigured or that this process cannot deliver to, naming the parameter. */
   check(sinks: Readonly<Record<string, SinkSettings>>): void {
     const p = this.problems(sinks)[0];
@@ -63,10 +68,14 @@ export class SinkRegistry {
   }
 
   /** Opens every sink, after checking them all (secrets are revealed only here, when they are used). */
-  open(sinks: Readonly<Record<string, SinkSettings>>, reveal: (value: string) => string = (v) => v): Sink[] {
+  open(sinks: Readonly<Record<string, SinkSettings>>, reveal: (value: string) => string = (v) => v, warn?: (message: string) => void): Sink[] {
     this.check(sinks);
     const cx = { reveal };
-    return Object.entries(sinks).map(([name, s]) => this.byType.get(s.type!)!.open(name, s, cx));
+    return Object.entries(sinks).map(([name, s]) => {
+      const t = this.byType.get(s.type!)!;
+      for (const note of t.notes?.(name, s) ?? []) warn?.(note);
+      return t.open(name, s, cx);
+    });
   }
 }
 

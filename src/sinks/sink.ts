@@ -88,6 +88,8 @@ export interface SinkType {
   readonly type: string;
   /** What is wrong with one sink's settings; empty when it can be opened. `name` is the sink's section name. */
   problems(name: string, settings: SinkSettings): readonly SinkSettingsProblem[];
+  /** What the operator should know about settings that are not wrong (an OpenWire URL mapped to STOMP); said when the sink opens. */
+  notes?(name: string, settings: SinkSettings): string[];
   /** Opens the sink. Called only with settings `problems` found nothing wrong in. */
   open(name: string, settings: SinkSettings, cx: SinkOpenContext): Sink;
 }

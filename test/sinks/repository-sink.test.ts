@@ -248,7 +248,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     try {
       const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
       assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stderr, new RegExp(`trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.31\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.31\\.9:61613`));
+      assert.match(r.stderr, new RegExp(`trawl: warning: collection papers: trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.31\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.31\\.9:61613`));
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       assert.equal(got.length, 6, JSON.stringify(got));
       for (const m of got) {
