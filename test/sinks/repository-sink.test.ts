@@ -270,6 +270,41 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     }
   });
 
+  it('reads CiteSeerX\'s csx-heritrix.xml as the document gives it (--citeseerx), warning about each element it does not apply', async () => {
+    const site = await paperSite('127.0.31.5', { gone: false });
+    const h = site.host('127.0.31.5');
+    const dir = join(work, 'csx');
+    mkdirSync(dir, { recursive: true });
+    const repo = join(dir, 'jobs');
+    // The document's file, with ACTIVEMQ_HOST set to the broker's address as its Quick Install says.
+    const csxFile = join(dir, 'csx-heritrix.xml');
+    writeFileSync(csxFile, readFileSync(join(ROOT, 'test/fixtures/citeseerx/csx-heritrix.xml'), 'utf8').replace('ACTIVEMQ_HOST', broker.host));
+    const cfg = config(dir, 'usersub', h.url('/'), attr('type', 'console'));
+    try {
+      const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--citeseerx', csxFile, '--repository-root', repo, cfg]);
+      assert.equal(r.status, 0, r.stderr);
+      for (const element of ['heritrix/jms/newSubmissionsChannel', 'heritrix/jms/statusUpdateChannel', 'heritrix/jms/submissionProfile', 'heritrix/jms/hubLinkIndicator', 'jmsProvider/queue[name=csx.ingestion.newSubmissions]', 'jmsProvider/queue[name=csx.ingestion.statusUpdates]']) {
+        assert.match(r.stderr, new RegExp(`trawl: warning: ${csxFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /serviceConfiguration/edu/psu/citeseerx/.*${element.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not applied`), element);
+      }
+      assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]/);
+      assert.match(r.stderr, /trawl_sinks\.citeseerx\.broker_url: tcp:\/\/127\.0\.31\.9:61616 is ActiveMQ's OpenWire protocol/);
+      const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
+      assert.equal(got.length, 6, JSON.stringify(got));
+      for (const m of got) {
+        assert.equal(m.map, true);
+        assert.deepEqual([m.fields.REPID, m.fields.JID, m.fields.RESOURCETYPE], ['heritrix1', 'usersub', 'article']);
+        assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
+      }
+      // The collection's own console sink is fed too.
+      assert.equal(r.stdout.trim().split('\n').length, 6);
+      const usage = await trawl(['crawl', '--data', join(dir, 'data'), '--citeseerx', csxFile, cfg]);
+      assert.notEqual(usage.status, 0);
+      assert.match(usage.stderr, /--citeseerx needs --repository-root DIR/);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('loses no message while the broker is down: the files wait in the outbox and the next run announces each once', async () => {
     const state = { gone: false };
     const site = await paperSite('127.0.31.4', state);
