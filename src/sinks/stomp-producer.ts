@@ -90,7 +90,6 @@ export class StompProducer {
         reconnectDelay: 0,
         heartbeatIncoming: 0,
         heartbeatOutgoing: 0,
-        connectionTimeout: timeoutMs,
         debug: () => {},
         onConnect: () => {
           if (settled) return;

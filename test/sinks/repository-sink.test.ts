@@ -13,6 +13,10 @@ import { readXmlTree } from '../../src/core/xml.ts';
 import { crawlDataXml, javaDateString } from '../../src/sinks/crawl-data.ts';
 import { longPath, mirrorPath, safeName } from '../../src/sinks/repository-layout.ts';
 import { brokerAddress, mapMessageJson } from '../../src/sinks/stomp-producer.ts';
+import { RepositorySink } from '../../src/sinks/repository-sink.ts';
+import type { SinkOp } from '../../src/sinks/sink.ts';
+import type { SearchDocument } from '../../src/sinks/document.ts';
+import type { UriRecord } from '../../src/store/record-store.ts';
 import { ROOT } from '../helpers.ts';
 import { compileJmsConsumer, startBroker, type Broker, type JmsConsumer } from '../support/activemq.ts';
 import { tempDir } from '../support/crawl-harness.ts';
@@ -35,7 +39,34 @@ function trawl(args: readonly string[]): Promise<{ status: number | null; stdout
 
 const sha1 = (b: Uint8Array | string): string => hash('sha1', b, 'hex');
 
+/** An index operation as the feeder makes it, for a URL and its bytes. */
+function indexOp(url: string, body: string, parent?: string): SinkOp {
+  const record = { url, lastCrawledMs: Date.UTC(2026, 10, 28, 12, 0, 0), parent, mime: 'application/pdf' } as unknown as UriRecord;
+  return { op: 'index', doc: { crawl_collection: 'c' } as SearchDocument, source: { record, body: new TextEncoder().encode(body), header: 'HTTP/1.1 200 OK\r\nContent-Type: application/pdf; x=1\r\n', mime: 'application/pdf' } };
+}
+
 describe('repository layout', () => {
+  it('puts a URL whose place is taken under LONG, keeps another URL\'s file, and deletes only the URL\'s own files', async () => {
+    const root = tempDir('trawl-repo-unit-');
+    const sent: Array<Record<string, string>> = [];
+    const sink = new RepositorySink('r', root, { queue: 'q', repositoryId: 'rid', jobId: undefined, producer: { sendMaps: async (_q, maps) => void sent.push(...maps), close: async () => {} } });
+    try {
+      await sink.submit([indexOp('http://h.test/a', 'A'), indexOp('http://h.test/a/b.pdf', 'B'), indexOp('http://h.test/A', 'upper')]);
+      assert.equal(readFileSync(join(root, 'h.test/a'), 'utf8'), 'A');
+      const long = longPath('http://h.test/a/b.pdf');
+      assert.equal(readFileSync(join(root, long), 'utf8'), 'B', 'a file stands where the directory must go');
+      assert.equal(readCrawlData(join(root, `${long}.met`)).url, 'http://h.test/a/b.pdf');
+      assert.deepEqual(sent.map((m) => m.FILEPATH), ['h.test/a', long, 'h.test/A']);
+      assert.deepEqual(sent.map((m) => m.JID), ['c', 'c', 'c']);
+      assert.equal(readCrawlData(join(root, 'h.test/a.met')).contentType, 'application/pdf; x=1');
+      // Deleting a URL that was never stored leaves the others alone; deleting one removes its file and sidecar.
+      await sink.submit([{ op: 'delete', id: 'x', url: 'http://h.test/a/', collection: 'c' }, { op: 'delete', id: 'y', url: 'http://h.test/a/b.pdf', collection: 'c' }]);
+      assert.deepEqual(listFiles(root), ['h.test/A', 'h.test/A.met', 'h.test/a', 'h.test/a.met']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('lays files out as host, then path, with a directory file, the query before the extension, and safe names', () => {
     const cases: Array<[string, string]> = [
       ['http://Example.ORG/papers/a.pdf', 'example.org/papers/a.pdf'],
@@ -248,6 +279,9 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     try {
       const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
       assert.equal(r.status, 0, r.stderr);
+      // The messages are persistent: they outlive a restart of the broker.
+      await broker.stop();
+      await broker.start();
       assert.match(r.stderr, new RegExp(`trawl: warning: collection papers: trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.31\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.31\\.9:61613`));
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       assert.equal(got.length, 6, JSON.stringify(got));
@@ -329,6 +363,39 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       assert.equal(paths.length, 6, JSON.stringify(got));
       assert.equal(new Set(paths).size, 6, 'each file announced once');
       for (const m of got) assert.deepEqual([m.fields.JID, m.fields.REPID], ['job-42', 'r2']);
+    } finally {
+      await site.close();
+    }
+  });
+  it('announces every file after trawl is killed (-9) while its messages wait for a stopped broker', async () => {
+    const site = await paperSite('127.0.31.6', { gone: false });
+    const h = site.host('127.0.31.6');
+    const dir = join(work, 'kill');
+    mkdirSync(dir, { recursive: true });
+    const repo = join(dir, 'repo');
+    const cfg = config(dir, 'killed', h.url('/'), attr('type', 'jms') + attr('repository_root', repo) + attr('repository_id', 'r3') + attr('ingestion_queue', 'csx.test.kill') + attr('broker_url', broker.stompUrl));
+    try {
+      await broker.stop();
+      const child = spawn(process.execPath, [BIN, 'crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--feed-timeout', '60', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      // Killed once its feeder has written files and failed to announce them.
+      const deadline = Date.now() + 60_000;
+      const log = join(dir, 'data', 'logs', 'crawl.log');
+      while (Date.now() < deadline && !(existsSync(log) && /jms sink csx: .*trying again/.test(readFileSync(log, 'utf8')))) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(Date.now() < deadline, `the feeder never failed: ${stderr}`);
+      child.kill('SIGKILL');
+      await exited;
+      await broker.start();
+      const again = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
+      assert.equal(again.status, 0, again.stderr);
+      const got = await consumer.consume(broker.openwireUrl, 'csx.test.kill', -1, 3000);
+      const paths = got.map((m) => m.fields.FILEPATH!);
+      assert.equal(new Set(paths).size, paths.length, `no file announced twice: ${paths.join(' ')}`);
+      const host = `127.0.31.6%3A${h.port}`;
+      assert.deepEqual(paths.sort(), [`${host}/index.html`, `${host}/old.pdf`, `${host}/pubs/get%3Fid=2.php`, `${host}/pubs/index.html`, `${host}/pubs/paper1.pdf`, `${host}/pubs/ps/paper3.ps.gz`]);
+      for (const m of got) assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
     } finally {
       await site.close();
     }
