@@ -19,8 +19,7 @@
  * conventional port, whatever the OpenWire port, with a warning.
  */
 
-import { Client, type IFrame } from '@stomp/stompjs';
-import { TCPWrapper } from '@stomp/tcp-wrapper';
+import type { Client, IFrame } from '@stomp/stompjs';
 import { trawlError } from '../core/errors.ts';
 
 export { brokerAddress, STOMP_DEFAULT_PORT } from '../core/broker-url.ts';
@@ -61,12 +60,14 @@ export class StompProducer {
     return trawlError('SINK_JMS_TRANSPORT', { sink: this.o.sink, endpoint: this.endpoint, reason });
   }
 
-  private connect(): Promise<Client> {
-    if (this.client?.connected) return Promise.resolve(this.client);
+  private async connect(): Promise<Client> {
+    if (this.client?.connected) return this.client;
     const old = this.client;
     this.client = undefined;
     void old?.deactivate({ force: true });
     const timeoutMs = this.o.timeoutMs ?? 10_000;
+    // Loaded on first use: every `trawl crawl` loads the sink registry, few send to a broker (29 ms of start-up otherwise).
+    const [{ Client }, { TCPWrapper }] = await Promise.all([import('@stomp/stompjs'), import('@stomp/tcp-wrapper')]);
     return new Promise<Client>((resolve, reject) => {
       let settled = false;
       const headers: Record<string, string> = { host: 'localhost', 'accept-version': '1.2' };
