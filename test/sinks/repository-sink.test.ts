@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -22,6 +23,7 @@ import { compileJmsConsumer, startBroker, type Broker, type JmsConsumer } from '
 import { tempDir } from '../support/crawl-harness.ts';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
+import { spawnServe } from '../support/daemon.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
 
@@ -38,6 +40,20 @@ function trawl(args: readonly string[]): Promise<{ status: number | null; stdout
 }
 
 const sha1 = (b: Uint8Array | string): string => hash('sha1', b, 'hex');
+
+function freePortOn(host: string): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, host, () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `trawl admin` against the daemon on that port. */
+function runAdmin(port: number, args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return trawl(['admin', '--server', `http://127.0.0.1:${port}`, ...args]);
+}
 
 /** An index operation as the feeder makes it, for a URL and its bytes. */
 function indexOp(url: string, body: string, parent?: string): SinkOp {
@@ -397,6 +413,34 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       assert.deepEqual(paths.sort(), [`${host}/index.html`, `${host}/old.pdf`, `${host}/pubs/get%3Fid=2.php`, `${host}/pubs/index.html`, `${host}/pubs/paper1.pdf`, `${host}/pubs/ps/paper3.ps.gz`]);
       for (const m of got) assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
     } finally {
+      await site.close();
+    }
+  });
+  it('trawl serve --citeseerx: the daemon announces each collection\'s files, connected with the file\'s clientID', async () => {
+    const site = await paperSite('127.0.31.7', { gone: false });
+    const h = site.host('127.0.31.7');
+    const dir = join(work, 'serve');
+    mkdirSync(dir, { recursive: true });
+    const repo = join(dir, 'jobs');
+    const csxFile = join(dir, 'csx-heritrix.xml');
+    writeFileSync(csxFile, readFileSync(join(ROOT, 'test/fixtures/citeseerx/csx-heritrix.xml'), 'utf8').replace('ACTIVEMQ_HOST', broker.host));
+    const cfg = config(dir, 'served', h.url('/'), attr('type', 'console'));
+    const port = await freePortOn('127.0.0.1');
+    const daemon = await spawnServe(['--data', join(dir, 'data'), '--port', String(port), '--allow-loopback', '--citeseerx', csxFile, '--repository-root', repo]);
+    try {
+      const add = await runAdmin(port, ['add', cfg]);
+      assert.equal(add.status, 0, add.stderr);
+      const got = await consumer.consume(broker.openwireUrl, QUEUE, 6, 30_000);
+      assert.equal(got.length, 6, JSON.stringify(got));
+      for (const m of got) {
+        assert.deepEqual([m.map, m.fields.REPID, m.fields.JID, m.fields.RESOURCETYPE], [true, 'heritrix1', 'served', 'article']);
+        assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
+      }
+      // The daemon's connection holds the JMS client ID clientID names: the broker refuses it to anyone else.
+      await assert.rejects(consumer.consume(broker.openwireUrl, QUEUE, 0, 100, 'heritrix1'), /InvalidClientIDException/);
+      assert.deepEqual(await consumer.consume(broker.openwireUrl, QUEUE, 0, 100, 'someone-else'), []);
+    } finally {
+      daemon.kill('SIGKILL');
       await site.close();
     }
   });

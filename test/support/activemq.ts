@@ -10,9 +10,10 @@
  *     .stop()      SIGTERM to its PID (SIGKILL after 20 s), waits for the exit
  *     .start()     the same broker again, same ports and data (an outage)
  *
- *   compileJmsConsumer(dir) → consume(openwireUrl, queue, count, timeoutMs):
- *                  a javax.jms consumer that prints each MapMessage's fields
- *                  as one JSON line (`{"class": …, "fields": {…}}`)
+ *   compileJmsConsumer(dir) → consume(openwireUrl, queue, count, quietMs, clientId?):
+ *                  a javax.jms consumer (CLIENT_ACKNOWLEDGE) that prints each
+ *                  MapMessage's fields, read with MapMessage getters, as one
+ *                  JSON line (`{"class": …, "map": true, "fields": {…}}`)
  */
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -146,11 +147,22 @@ public class JmsConsumer {
     }
     return b.append('"').toString();
   }
-  public static void main(String[] a) throws Exception {
+  public static void main(String[] a) {
+    try {
+      run(a);
+    } catch (Exception e) {
+      // The client's threads would keep the JVM alive: exit, saying why.
+      System.err.println(e);
+      System.exit(1);
+    }
+    System.exit(0);
+  }
+  static void run(String[] a) throws Exception {
     String url = a[0], queue = a[1];
     int count = Integer.parseInt(a[2]);
     long quietMs = Long.parseLong(a[3]);
     Connection c = new ActiveMQConnectionFactory(url).createConnection();
+    if (a.length > 4) c.setClientID(a[4]);
     c.start();
     Session s = c.createSession(false, Session.CLIENT_ACKNOWLEDGE);
     MessageConsumer mc = s.createConsumer(s.createQueue(queue));
@@ -185,7 +197,7 @@ const CLIENT_JARS = ['activemq-client.jar', 'geronimo-jms_1.1_spec.jar', 'geroni
 
 export interface JmsConsumer {
   /** Receives up to `count` messages (all, with -1), giving up after `quietMs` without one; the MapMessages' fields. */
-  consume(openwireUrl: string, queue: string, count: number, quietMs: number): Promise<Array<{ class: string; map: boolean; fields: Record<string, string> }>>;
+  consume(openwireUrl: string, queue: string, count: number, quietMs: number, clientId?: string): Promise<Array<{ class: string; map: boolean; fields: Record<string, string> }>>;
 }
 
 export function compileJmsConsumer(dir: string): JmsConsumer {
@@ -197,8 +209,8 @@ export function compileJmsConsumer(dir: string): JmsConsumer {
   const r = spawnSync(javac, ['-cp', cp, '-d', dir, join(dir, 'JmsConsumer.java')], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`javac failed: ${r.stderr}`);
   return {
-    consume: (url, queue, count, quietMs) => new Promise((resolve, reject) => {
-      const child = spawn(java, ['-cp', `${dir}:${cp}`, 'JmsConsumer', url, queue, String(count), String(quietMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    consume: (url, queue, count, quietMs, clientId) => new Promise((resolve, reject) => {
+      const child = spawn(java, ['-cp', `${dir}:${cp}`, 'JmsConsumer', url, queue, String(count), String(quietMs), ...(clientId !== undefined ? [clientId] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
