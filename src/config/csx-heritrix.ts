@@ -6,8 +6,10 @@
  *   serviceConfiguration/edu/psu/citeseerx
  *     heritrix/jms      ingestionChannel   → ingestion_queue
  *                       repositoryID       → repository_id
+ *                       hubLinkIndicator   → hub_link_indicator (hubs; articles: the
+ *                                            profile's .*(\.(pdf))(\.(gz))?)
  *                       newSubmissionsChannel, statusUpdateChannel,
- *                       submissionProfile, hubLinkIndicator → warnings: not applied
+ *                       submissionProfile  → warnings: not applied
  *     messaging/jmsProvider
  *                       url                → broker_url (tcp:// mapped to STOMP, a sink note)
  *                       clientID           → client_id
@@ -33,6 +35,7 @@ export interface CsxSinkSettings {
   readonly brokerUrl: string;
   readonly ingestionQueue: string;
   readonly clientId?: string | undefined;
+  readonly hubLinkIndicator?: string | undefined;
 }
 
 export interface CsxConfig {
@@ -75,13 +78,13 @@ export function readCsxHeritrix(file: string, repositoryRoot: string): CsxConfig
   for (const c of child(csx, 'heritrix')?.children ?? []) if (c.name !== 'jms') notApplied(`${base}/heritrix/${c.name}`, 'not an element trawl knows; ignored');
   const repositoryId = text(child(jms, 'repositoryID')) ?? refuse(`${jmsPath}/repositoryID`, 'missing or empty: every crawler needs its unique repository ID');
   const ingestionQueue = text(child(jms, 'ingestionChannel')) ?? refuse(`${jmsPath}/ingestionChannel`, 'missing or empty');
+  const hubLinkIndicator = text(child(jms, 'hubLinkIndicator'));
   for (const c of jms.children) {
     const p = `${jmsPath}/${c.name}`;
-    if (c.name === 'repositoryID' || c.name === 'ingestionChannel') continue;
+    if (c.name === 'repositoryID' || c.name === 'ingestionChannel' || c.name === 'hubLinkIndicator') continue;
     if (c.name === 'newSubmissionsChannel') notApplied(p, `not applied: this version of trawl does not consume URL Submission Messages (${text(c) ?? ''})`);
     else if (c.name === 'statusUpdateChannel') notApplied(p, `not applied: this version of trawl sends no URL Status Messages (${text(c) ?? ''})`);
     else if (c.name === 'submissionProfile') notApplied(p, 'not applied: no submitted jobs in this version of trawl');
-    else if (c.name === 'hubLinkIndicator') notApplied(p, 'not applied: this version of trawl does not detect hubs; every fed document is announced as an article');
     else notApplied(p, 'not an element trawl knows; ignored');
   }
 
@@ -119,7 +122,7 @@ export function readCsxHeritrix(file: string, repositoryRoot: string): CsxConfig
   }
 
   return {
-    sink: { type: 'jms', repositoryRoot, repositoryId, brokerUrl, ingestionQueue, ...(clientId !== undefined ? { clientId } : {}) },
+    sink: { type: 'jms', repositoryRoot, repositoryId, brokerUrl, ingestionQueue, ...(clientId !== undefined ? { clientId } : {}), ...(hubLinkIndicator !== undefined ? { hubLinkIndicator } : {}) },
     warnings,
   };
 }

@@ -63,6 +63,8 @@ export interface SinkSettings {
   readonly ingestionQueue?: string | undefined;
   readonly clientId?: string | undefined;
   readonly jobId?: string | undefined;
+  readonly hubLinkIndicator?: string | undefined;
+  readonly acceptPattern?: string | undefined;
 }
 
 /** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */

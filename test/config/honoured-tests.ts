@@ -212,6 +212,8 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_sinks.<sink>.ingestion_queue': ['test/sinks/repository-sink.test.ts'],
   'trawl_sinks.<sink>.client_id': ['test/sinks/repository-sink.test.ts'],
   'trawl_sinks.<sink>.job_id': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.hub_link_indicator': ['test/sinks/repository-sink.test.ts'],
+  'trawl_sinks.<sink>.accept_pattern': ['test/sinks/repository-sink.test.ts'],
   'trawl_secrets': ['test/admin/serve.test.ts', 'test/cli/config-cli.test.ts'],
   'subdomains': ['test/config/examples.test.ts', 'test/config/merge.test.ts'],
 };

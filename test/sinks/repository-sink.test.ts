@@ -14,7 +14,7 @@ import { readXmlTree } from '../../src/core/xml.ts';
 import { crawlDataXml, javaDateString } from '../../src/sinks/crawl-data.ts';
 import { longPath, mirrorPath, safeName } from '../../src/sinks/repository-layout.ts';
 import { brokerAddress, mapMessageJson } from '../../src/sinks/stomp-producer.ts';
-import { RepositorySink } from '../../src/sinks/repository-sink.ts';
+import { PROFILE_ACCEPT_PATTERN, RepositorySink, selectionOf } from '../../src/sinks/repository-sink.ts';
 import type { SinkOp } from '../../src/sinks/sink.ts';
 import type { SearchDocument } from '../../src/sinks/document.ts';
 import type { UriRecord } from '../../src/store/record-store.ts';
@@ -78,6 +78,36 @@ describe('repository layout', () => {
       // Deleting a URL that was never stored leaves the others alone; deleting one removes its file and sidecar.
       await sink.submit([{ op: 'delete', id: 'x', url: 'http://h.test/a/', collection: 'c' }, { op: 'delete', id: 'y', url: 'http://h.test/a/b.pdf', collection: 'c' }]);
       assert.deepEqual(listFiles(root), ['h.test/A', 'h.test/A.met', 'h.test/a', 'h.test/a.met']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('writes only the documents accept_pattern matches and the hubs hub_link_indicator finds, and removes those no longer selected', async () => {
+    const root = tempDir('trawl-repo-unit-');
+    const sent: Array<Record<string, string>> = [];
+    const producer = { sendMaps: async (_q: string, maps: ReadonlyArray<Record<string, string>>) => void sent.push(...maps), close: async () => {} };
+    const html = (url: string, body: string): SinkOp => {
+      const op = indexOp(url, body) as Extract<SinkOp, { op: 'index' }>;
+      return { ...op, source: { ...op.source!, mime: 'text/html', header: 'HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n' } };
+    };
+    const sink = new RepositorySink('r', root, { queue: 'q', repositoryId: 'rid', jobId: 'j', producer }, selectionOf({ hubLinkIndicator: '.*(\\.(pdf))(\\.(g?z))?', acceptPattern: '.*\\.(pdf|ps)' }));
+    try {
+      await sink.submit([
+        html('http://h.test/hub.html', '<a href="p.PDF">no: case</a><a href="x/paper.pdf.gz">yes</a>'),
+        html('http://h.test/plain.html', '<a href="p.pdf.html">no: not the whole URL</a>'),
+        indexOp('http://h.test/p.pdf', 'P'),
+        indexOp('http://h.test/p.pdf?x', 'no: the query is part of the URL'),
+        indexOp('http://h.test/q.ps', 'Q'),
+      ]);
+      assert.deepEqual(sent.map((m) => [m.FILEPATH, m.RESOURCETYPE]), [['h.test/hub.html', 'hub'], ['h.test/p.pdf', 'article'], ['h.test/q.ps', 'article']]);
+      // The hub no longer links papers: its files go, and nothing is announced.
+      await sink.submit([html('http://h.test/hub.html', '<a href="/">home</a>')]);
+      assert.deepEqual(listFiles(root), ['h.test/p.pdf', 'h.test/p.pdf.met', 'h.test/q.ps', 'h.test/q.ps.met']);
+      assert.equal(sent.length, 3);
+      // Without accept_pattern, hub_link_indicator keeps the User Submission profile's articles.
+      assert.equal(selectionOf({ hubLinkIndicator: 'x' }).accept?.source, `^(?:${PROFILE_ACCEPT_PATTERN})$`);
+      assert.deepEqual(selectionOf({}), { accept: undefined, hub: undefined });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -258,6 +288,9 @@ describe('trawl crawl into a CiteSeerX repository', () => {
       const c = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'c', 'http://127.0.31.2:9/', attr('type', 'jms') + attr('repository_root', dir))]);
       assert.notEqual(c.status, 0);
       assert.match(c.stderr, /the jms sink needs repository_id/);
+      const d = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'd', 'http://127.0.31.2:9/', attr('type', 'repository') + attr('repository_root', dir) + attr('hub_link_indicator', '.*(\\.(pdf)'))]);
+      assert.notEqual(d.status, 0);
+      assert.match(d.stderr, /trawl_sinks\.csx\.hub_link_indicator \/\.\*\(\\\.\(pdf\)\/ is not a valid regular expression/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -333,18 +366,24 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     try {
       const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--citeseerx', csxFile, '--repository-root', repo, cfg]);
       assert.equal(r.status, 0, r.stderr);
-      for (const element of ['heritrix/jms/newSubmissionsChannel', 'heritrix/jms/statusUpdateChannel', 'heritrix/jms/submissionProfile', 'heritrix/jms/hubLinkIndicator', 'jmsProvider/queue[name=csx.ingestion.newSubmissions]', 'jmsProvider/queue[name=csx.ingestion.statusUpdates]']) {
+      for (const element of ['heritrix/jms/newSubmissionsChannel', 'heritrix/jms/statusUpdateChannel', 'heritrix/jms/submissionProfile', 'jmsProvider/queue[name=csx.ingestion.newSubmissions]', 'jmsProvider/queue[name=csx.ingestion.statusUpdates]']) {
         assert.match(r.stderr, new RegExp(`trawl: warning: ${csxFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /serviceConfiguration/edu/psu/citeseerx/.*${element.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not applied`), element);
       }
-      assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]/);
+      assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]|hubLinkIndicator/);
       assert.match(r.stderr, /trawl_sinks\.citeseerx\.broker_url: tcp:\/\/127\.0\.31\.9:61616 is ActiveMQ's OpenWire protocol/);
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
-      assert.equal(got.length, 6, JSON.stringify(got));
+      // As the User Submission profile writes: the PDFs (the profile's .*(\.(pdf))(\.(gz))?) as articles, and the page
+      // linking papers (hubLinkIndicator .*(\.(pdf))(\.(g?z))?) as a hub; the start page, get.php and the .ps.gz are not written.
+      const host = `127.0.31.5%3A${h.port}`;
+      assert.deepEqual(got.map((m) => [m.fields.FILEPATH, m.fields.RESOURCETYPE]).sort(), [
+        [`${host}/old.pdf`, 'article'], [`${host}/pubs/index.html`, 'hub'], [`${host}/pubs/paper1.pdf`, 'article'],
+      ]);
       for (const m of got) {
         assert.equal(m.map, true);
-        assert.deepEqual([m.fields.REPID, m.fields.JID, m.fields.RESOURCETYPE], ['heritrix1', 'usersub', 'article']);
+        assert.deepEqual([m.fields.REPID, m.fields.JID], ['heritrix1', 'usersub']);
         assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
       }
+      assert.deepEqual(listFiles(repo).filter((f) => !f.endsWith('.met')), [`${host}/old.pdf`, `${host}/pubs/index.html`, `${host}/pubs/paper1.pdf`]);
       // The collection's own console sink is fed too.
       assert.equal(r.stdout.trim().split('\n').length, 6);
       const usage = await trawl(['crawl', '--data', join(dir, 'data'), '--citeseerx', csxFile, cfg]);
@@ -430,10 +469,10 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     try {
       const add = await runAdmin(port, ['add', cfg]);
       assert.equal(add.status, 0, add.stderr);
-      const got = await consumer.consume(broker.openwireUrl, QUEUE, 6, 30_000);
-      assert.equal(got.length, 6, JSON.stringify(got));
+      const got = await consumer.consume(broker.openwireUrl, QUEUE, 3, 30_000);
+      assert.deepEqual(got.map((m) => m.fields.RESOURCETYPE).sort(), ['article', 'article', 'hub'], JSON.stringify(got));
       for (const m of got) {
-        assert.deepEqual([m.map, m.fields.REPID, m.fields.JID, m.fields.RESOURCETYPE], [true, 'heritrix1', 'served', 'article']);
+        assert.deepEqual([m.map, m.fields.REPID, m.fields.JID], [true, 'heritrix1', 'served']);
         assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
       }
       // The daemon's connection holds the JMS client ID clientID names: the broker refuses it to anyone else.
