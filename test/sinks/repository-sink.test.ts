@@ -223,15 +223,15 @@ const attr = (name: string, value: string): string => `<attrib name="${name}" ty
 describe('trawl crawl into a CiteSeerX repository', () => {
   it('writes every fed file as fetched with its CrawlData sidecar, and removes both when the URL is gone', async () => {
     const state = { gone: false };
-    const site = await paperSite('127.0.31.1', state);
-    const h = site.host('127.0.31.1');
+    const site = await paperSite('127.0.41.1', state);
+    const h = site.host('127.0.41.1');
     const dir = tempDir('trawl-repo-');
     const repo = join(dir, 'repo');
     const cfg = config(dir, 'papers', h.url('/'), attr('type', 'repository') + attr('repository_root', repo));
     try {
       const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
       assert.equal(r.status, 0, r.stderr);
-      const host = `127.0.31.1%3A${h.port}`;
+      const host = `127.0.41.1%3A${h.port}`;
       const files = listFiles(repo);
       assert.deepEqual(files, [
         `${host}/index.html`, `${host}/index.html.met`,
@@ -279,16 +279,16 @@ describe('trawl crawl into a CiteSeerX repository', () => {
   it('refuses a repository sink without repository_root and a jms sink without its broker, naming the parameter', async () => {
     const dir = tempDir('trawl-repo-');
     try {
-      const a = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'a', 'http://127.0.31.2:9/', attr('type', 'repository'))]);
+      const a = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'a', 'http://127.0.41.2:9/', attr('type', 'repository'))]);
       assert.notEqual(a.status, 0);
       assert.match(a.stderr, /trawl_sinks\.csx: the repository sink needs repository_root/);
-      const b = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'b', 'http://127.0.31.2:9/', attr('type', 'jms') + attr('repository_root', dir) + attr('repository_id', 'r1') + attr('broker_url', 'amqp://127.0.0.1:5672'))]);
+      const b = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'b', 'http://127.0.41.2:9/', attr('type', 'jms') + attr('repository_root', dir) + attr('repository_id', 'r1') + attr('broker_url', 'amqp://127.0.0.1:5672'))]);
       assert.notEqual(b.status, 0);
       assert.match(b.stderr, /trawl_sinks\.csx\.broker_url "amqp:\/\/127\.0\.0\.1:5672" has the scheme amqp:\/\//);
-      const c = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'c', 'http://127.0.31.2:9/', attr('type', 'jms') + attr('repository_root', dir))]);
+      const c = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'c', 'http://127.0.41.2:9/', attr('type', 'jms') + attr('repository_root', dir))]);
       assert.notEqual(c.status, 0);
       assert.match(c.stderr, /the jms sink needs repository_id/);
-      const d = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'd', 'http://127.0.31.2:9/', attr('type', 'repository') + attr('repository_root', dir) + attr('hub_link_indicator', '.*(\\.(pdf)'))]);
+      const d = await trawl(['crawl', '--data', join(dir, 'data'), config(dir, 'd', 'http://127.0.41.2:9/', attr('type', 'repository') + attr('repository_root', dir) + attr('hub_link_indicator', '.*(\\.(pdf)'))]);
       assert.notEqual(d.status, 0);
       assert.match(d.stderr, /trawl_sinks\.csx\.hub_link_indicator \/\.\*\(\\\.\(pdf\)\/ is not a valid regular expression/);
     } finally {
@@ -306,7 +306,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
   before(async () => {
     work = tempDir('trawl-jms-');
     // STOMP on 61613 of an address of its own, so that the OpenWire URL maps onto it.
-    broker = await startBroker(join(work, 'broker'), { host: '127.0.31.9', stompPort: 61613 });
+    broker = await startBroker(join(work, 'broker'), { host: '127.0.41.9', stompPort: 61613 });
     consumer = compileJmsConsumer(join(work, 'java'));
   });
   after(async () => {
@@ -318,8 +318,8 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
 
   it('sends one MapMessage per file with JID, REPID, FILEPATH, METAPATH and RESOURCETYPE, the OpenWire URL mapped to STOMP', async () => {
     const state = { gone: false };
-    const site = await paperSite('127.0.31.3', state);
-    const h = site.host('127.0.31.3');
+    const site = await paperSite('127.0.41.3', state);
+    const h = site.host('127.0.41.3');
     const dir = join(work, 'one');
     const repo = join(dir, 'repo');
     mkdirSync(dir, { recursive: true });
@@ -331,7 +331,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       // The messages are persistent: they outlive a restart of the broker.
       await broker.stop();
       await broker.start();
-      assert.match(r.stderr, new RegExp(`trawl: warning: collection papers: trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.31\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.31\\.9:61613`));
+      assert.match(r.stderr, new RegExp(`trawl: warning: collection papers: trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.41\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.41\\.9:61613`));
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       assert.equal(got.length, 6, JSON.stringify(got));
       for (const m of got) {
@@ -346,7 +346,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
         const meta = readCrawlData(join(repo, m.fields.METAPATH!));
         assert.equal(meta.SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
       }
-      const host = `127.0.31.3%3A${h.port}`;
+      const host = `127.0.41.3%3A${h.port}`;
       assert.deepEqual(got.map((m) => m.fields.FILEPATH).sort(), [`${host}/index.html`, `${host}/old.pdf`, `${host}/pubs/get%3Fid=2.php`, `${host}/pubs/index.html`, `${host}/pubs/paper1.pdf`, `${host}/pubs/ps/paper3.ps.gz`]);
     } finally {
       await site.close();
@@ -354,8 +354,8 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
   });
 
   it('reads CiteSeerX\'s csx-heritrix.xml as the document gives it (--citeseerx), warning about each element it does not apply', async () => {
-    const site = await paperSite('127.0.31.5', { gone: false });
-    const h = site.host('127.0.31.5');
+    const site = await paperSite('127.0.41.5', { gone: false });
+    const h = site.host('127.0.41.5');
     const dir = join(work, 'csx');
     mkdirSync(dir, { recursive: true });
     const repo = join(dir, 'jobs');
@@ -370,11 +370,11 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
         assert.match(r.stderr, new RegExp(`trawl: warning: ${csxFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /serviceConfiguration/edu/psu/citeseerx/.*${element.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not applied`), element);
       }
       assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]|hubLinkIndicator/);
-      assert.match(r.stderr, /trawl_sinks\.citeseerx\.broker_url: tcp:\/\/127\.0\.31\.9:61616 is ActiveMQ's OpenWire protocol/);
+      assert.match(r.stderr, /trawl_sinks\.citeseerx\.broker_url: tcp:\/\/127\.0\.41\.9:61616 is ActiveMQ's OpenWire protocol/);
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       // As the User Submission profile writes: the PDFs (the profile's .*(\.(pdf))(\.(gz))?) as articles, and the page
       // linking papers (hubLinkIndicator .*(\.(pdf))(\.(g?z))?) as a hub; the start page, get.php and the .ps.gz are not written.
-      const host = `127.0.31.5%3A${h.port}`;
+      const host = `127.0.41.5%3A${h.port}`;
       assert.deepEqual(got.map((m) => [m.fields.FILEPATH, m.fields.RESOURCETYPE]).sort(), [
         [`${host}/old.pdf`, 'article'], [`${host}/pubs/index.html`, 'hub'], [`${host}/pubs/paper1.pdf`, 'article'],
       ]);
@@ -396,8 +396,8 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
 
   it('loses no message while the broker is down: the files wait in the outbox and the next run announces each once', async () => {
     const state = { gone: false };
-    const site = await paperSite('127.0.31.4', state);
-    const h = site.host('127.0.31.4');
+    const site = await paperSite('127.0.41.4', state);
+    const h = site.host('127.0.41.4');
     const dir = join(work, 'outage');
     mkdirSync(dir, { recursive: true });
     const repo = join(dir, 'repo');
@@ -406,9 +406,9 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       await broker.stop();
       const down = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--feed-timeout', '2', cfg]);
       assert.equal(down.status, 3, down.stderr);
-      assert.match(down.stderr, /jms sink csx: stomp:\/\/127\.0\.31\.9:61613: /);
+      assert.match(down.stderr, /jms sink csx: stomp:\/\/127\.0\.41\.9:61613: /);
       // The files are written (the batch writes them before it sends), but nothing was announced.
-      assert.equal(existsSync(join(repo, `127.0.31.4%3A${h.port}/index.html.met`)), true);
+      assert.equal(existsSync(join(repo, `127.0.41.4%3A${h.port}/index.html.met`)), true);
       await broker.start();
       const up = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', cfg]);
       assert.equal(up.status, 0, up.stderr);
@@ -423,8 +423,8 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     }
   });
   it('announces every file after trawl is killed (-9) while its messages wait for a stopped broker', async () => {
-    const site = await paperSite('127.0.31.6', { gone: false });
-    const h = site.host('127.0.31.6');
+    const site = await paperSite('127.0.41.6', { gone: false });
+    const h = site.host('127.0.41.6');
     const dir = join(work, 'kill');
     mkdirSync(dir, { recursive: true });
     const repo = join(dir, 'repo');
@@ -448,7 +448,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       const got = await consumer.consume(broker.openwireUrl, 'csx.test.kill', -1, 3000);
       const paths = got.map((m) => m.fields.FILEPATH!);
       assert.equal(new Set(paths).size, paths.length, `no file announced twice: ${paths.join(' ')}`);
-      const host = `127.0.31.6%3A${h.port}`;
+      const host = `127.0.41.6%3A${h.port}`;
       assert.deepEqual(paths.sort(), [`${host}/index.html`, `${host}/old.pdf`, `${host}/pubs/get%3Fid=2.php`, `${host}/pubs/index.html`, `${host}/pubs/paper1.pdf`, `${host}/pubs/ps/paper3.ps.gz`]);
       for (const m of got) assert.equal(readCrawlData(join(repo, m.fields.METAPATH!)).SHA1, sha1(readFileSync(join(repo, m.fields.FILEPATH!))));
     } finally {
@@ -456,8 +456,8 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     }
   });
   it('trawl serve --citeseerx: the daemon announces each collection\'s files, connected with the file\'s clientID', async () => {
-    const site = await paperSite('127.0.31.7', { gone: false });
-    const h = site.host('127.0.31.7');
+    const site = await paperSite('127.0.41.7', { gone: false });
+    const h = site.host('127.0.41.7');
     const dir = join(work, 'serve');
     mkdirSync(dir, { recursive: true });
     const repo = join(dir, 'jobs');

@@ -64,7 +64,7 @@ export interface Broker {
 }
 
 export async function startBroker(base: string, o: { host?: string; stompPort?: number } = {}): Promise<Broker> {
-  const host = o.host ?? '127.0.9.1';
+  const host = o.host ?? '127.0.41.9';
   const java = toolPath(TOOLS.java);
   if (!existsSync(join(ACTIVEMQ_HOME, 'bin', 'activemq.jar'))) throw new Error('needs /usr/share/activemq (apt-get install activemq)');
   const stompPort = o.stompPort ?? await freePort(host);
