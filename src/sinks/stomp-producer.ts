@@ -3,11 +3,11 @@
  *
  *   sendMaps(queue, maps) ──► connect once (CONNECT login/passcode/client-id)
  *                         ──► one SEND per map: persistent, a receipt each,
- *                             `transformation: jms-map-json`, no content-length
+ *                             `transformation: jms-map-xml`, no content-length
  *                         ──► resolves when the broker has receipted every SEND
  *
- * ActiveMQ turns a SEND with `transformation: jms-map-json` into a
- * `javax.jms.MapMessage` (its JSON body is XStream's map form), which is what
+ * ActiveMQ turns a SEND with `transformation: jms-map-xml` into a
+ * `javax.jms.MapMessage` (its body is XStream's XML form of a map), which is what
  * the CiteSeerX ingestion system reads. Without the receipts a connection lost
  * after the write would lose messages silently; with them, a batch the broker
  * did not confirm is an error, and the caller sends it again.
@@ -36,9 +36,17 @@ export interface StompProducerOptions {
   readonly timeoutMs?: number;
 }
 
-/** A JMS MapMessage body in ActiveMQ's jms-map-json form (XStream's map through Jettison). */
-export function mapMessageJson(map: Readonly<Record<string, string>>): string {
-  return JSON.stringify({ map: { entry: Object.entries(map).map(([k, v]) => ({ string: [k, v] })) } });
+function xmlText(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * A JMS MapMessage body in ActiveMQ's jms-map-xml form (XStream's map). The
+ * form trawl sends: with jms-map-json (the same map as JSON), Jettison reads
+ * a value that is the word `null` as JSON null, and the field arrives empty.
+ */
+export function mapMessageXml(map: Readonly<Record<string, string>>): string {
+  return `<map>${Object.entries(map).map(([k, v]) => `<entry><string>${xmlText(k)}</string><string>${xmlText(v)}</string></entry>`).join('')}</map>`;
 }
 
 export class StompProducer {
@@ -125,8 +133,8 @@ export class StompProducer {
         const done = new Promise<void>((resolve) => client.watchForReceipt(receipt, () => resolve()));
         client.publish({
           destination: `/queue/${queue}`,
-          headers: { receipt, persistent: 'true', transformation: 'jms-map-json' },
-          body: mapMessageJson(map),
+          headers: { receipt, persistent: 'true', transformation: 'jms-map-xml' },
+          body: mapMessageXml(map),
           skipContentLengthHeader: true,
         });
         return done;

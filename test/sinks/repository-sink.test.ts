@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { readXmlTree } from '../../src/core/xml.ts';
 import { crawlDataXml, javaDateString } from '../../src/sinks/crawl-data.ts';
 import { longPath, mirrorPath, safeName } from '../../src/sinks/repository-layout.ts';
-import { brokerAddress, mapMessageJson } from '../../src/sinks/stomp-producer.ts';
+import { brokerAddress, mapMessageXml, StompProducer } from '../../src/sinks/stomp-producer.ts';
 import { PROFILE_ACCEPT_PATTERN, RepositorySink, selectionOf } from '../../src/sinks/repository-sink.ts';
 import type { SinkOp } from '../../src/sinks/sink.ts';
 import type { SearchDocument } from '../../src/sinks/document.ts';
@@ -168,7 +168,7 @@ describe('repository layout', () => {
     assert.equal(t.host, 'ACTIVEMQ_HOST');
     assert.match(t.warning ?? '', /OpenWire.*STOMP to ACTIVEMQ_HOST:61613/);
     for (const bad of ['amqp://h:5672', 'ssl://h:61617', 'failover:(tcp://h:61616)', 'h:61613', 'stomp://h:70000']) assert.ok('problem' in brokerAddress(bad), bad);
-    assert.equal(mapMessageJson({ JID: 'j', REPID: 'r' }), '{"map":{"entry":[{"string":["JID","j"]},{"string":["REPID","r"]}]}}');
+    assert.equal(mapMessageXml({ JID: 'j&<>', REPID: 'r' }), '<map><entry><string>JID</string><string>j&amp;&lt;&gt;</string></entry><entry><string>REPID</string><string>r</string></entry></map>');
   });
 });
 
@@ -315,6 +315,18 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
   });
 
   const QUEUE = 'csx.ingestion.documentsToIngest';
+
+  it('delivers every field value as written, whatever it looks like (null, numbers, XML and JSON characters)', async () => {
+    const p = new StompProducer({ sink: 's', host: broker.host, port: broker.stompPort });
+    const map = { JID: 'null', REPID: '0042', FILEPATH: 'a&b/<c>/"d\'/{e}:[f]', METAPATH: 'true', RESOURCETYPE: 'é ü 1.50' };
+    try {
+      await p.sendMaps('csx.test.values', [map]);
+    } finally {
+      await p.close();
+    }
+    const got = await consumer.consume(broker.openwireUrl, 'csx.test.values', -1, 2000);
+    assert.deepEqual(got.map((m) => m.fields), [map]);
+  });
 
   it('sends one MapMessage per file with JID, REPID, FILEPATH, METAPATH and RESOURCETYPE, the OpenWire URL mapped to STOMP', async () => {
     const state = { gone: false };
