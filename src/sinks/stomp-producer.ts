@@ -55,6 +55,8 @@ export class StompProducer {
   /** Rejects the receipts waited for when the connection in use fails. */
   private failWaiting: ((err: Error) => void) | undefined;
   private seq = 0;
+  /** SENDs are waiting for their receipts. */
+  private sending = false;
 
   constructor(o: StompProducerOptions) {
     this.o = o;
@@ -109,7 +111,9 @@ export class StompProducer {
         },
         onStompError: (f: IFrame) => down(`the broker answered ERROR: ${f.headers.message ?? ''} ${f.body}`.trim()),
         onWebSocketError: (ev: { message?: unknown }) => down(ev.message instanceof Error ? ev.message.message : 'connection error'),
-        onWebSocketClose: () => down('the connection closed'),
+        onWebSocketClose: () => down(this.sending
+          ? 'the broker closed the connection on a MapMessage (transformation jms-map-xml needs XStream on the broker\'s class path: docs/citeseerx.md "New Content Messages")'
+          : 'the connection closed'),
       });
       const timer = setTimeout(() => down(`no CONNECTED within ${timeoutMs} ms`), timeoutMs);
       client.activate();
@@ -127,6 +131,7 @@ export class StompProducer {
       timer = setTimeout(() => reject(this.fail(`${maps.length} messages not receipted within ${timeoutMs} ms`)), timeoutMs);
     });
     failed.catch(() => {});
+    this.sending = true;
     try {
       const receipts = maps.map((map) => {
         const receipt = `trawl-${process.pid}-${++this.seq}`;
@@ -147,6 +152,7 @@ export class StompProducer {
       void c?.deactivate({ force: true });
       throw err;
     } finally {
+      this.sending = false;
       clearTimeout(timer);
       this.failWaiting = undefined;
     }

@@ -328,6 +328,17 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     assert.deepEqual(got.map((m) => m.fields), [map]);
   });
 
+  it('names the likely cause when a broker without XStream drops the connection on a MapMessage', async () => {
+    const bare = await startBroker(join(work, 'bare-broker'), { host: '127.0.41.20', withoutXStream: true });
+    const p = new StompProducer({ sink: 's', host: bare.host, port: bare.stompPort, timeoutMs: 10_000 });
+    try {
+      await assert.rejects(p.sendMaps('q', [{ A: 'b' }]), /jms sink s: stomp:\/\/127\.0\.41\.20:\d+: the broker closed the connection on a MapMessage \(transformation jms-map-xml needs XStream/);
+    } finally {
+      await p.close();
+      await bare.stop();
+    }
+  });
+
   it('sends one MapMessage per file with JID, REPID, FILEPATH, METAPATH and RESOURCETYPE, the OpenWire URL mapped to STOMP', async () => {
     const state = { gone: false };
     const site = await paperSite('127.0.41.3', state);

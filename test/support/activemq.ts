@@ -63,7 +63,7 @@ export interface Broker {
   start(): Promise<void>;
 }
 
-export async function startBroker(base: string, o: { host?: string; stompPort?: number } = {}): Promise<Broker> {
+export async function startBroker(base: string, o: { host?: string; stompPort?: number; withoutXStream?: boolean } = {}): Promise<Broker> {
   const host = o.host ?? '127.0.41.9';
   const java = toolPath(TOOLS.java);
   if (!existsSync(join(ACTIVEMQ_HOME, 'bin', 'activemq.jar'))) throw new Error('needs /usr/share/activemq (apt-get install activemq)');
@@ -72,7 +72,7 @@ export async function startBroker(base: string, o: { host?: string; stompPort?: 
   mkdirSync(join(base, 'conf'), { recursive: true });
   mkdirSync(join(base, 'data'), { recursive: true });
   mkdirSync(join(base, 'lib'), { recursive: true });
-  for (const jar of ['xstream.jar', 'jettison.jar', 'xpp3-min.jar']) {
+  for (const jar of o.withoutXStream ? [] : ['xstream.jar', 'jettison.jar', 'xpp3-min.jar']) {
     const to = join(base, 'lib', jar);
     if (!existsSync(to)) symlinkSync(join(JAVA_LIB, jar), to);
   }
