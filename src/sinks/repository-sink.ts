@@ -142,7 +142,10 @@ export class RepositorySink implements Sink {
       } catch (err) {
         if (!(err instanceof PlaceTaken)) throw err;
         path = longPath(record.url);
-        await this.writePair(path, record.url, body, sidecar, dirs);
+        await this.writePair(path, record.url, body, sidecar, dirs).catch((e: unknown) => {
+          // Only another program's files can stand there: the batch waits until they are moved.
+          throw e instanceof PlaceTaken ? this.writeError(join(this.root, ...path.split('/')), new Error('the place is taken by a directory or another URL\'s file')) : e;
+        });
       }
       if (this.announcer) {
         messages.push({
