@@ -13,6 +13,7 @@ import { isoTimeEachMs } from '../core/log-file.ts';
 import { openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions, openEventLog } from './logging.ts';
+import { CITESEERX_HELP, citeseerxSink, withCiteseerxSink } from './citeseerx-option.ts';
 import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
@@ -75,6 +76,7 @@ async function listenOrExplain(server: { listen(o: { host: string; port: number 
 interface ServeOptions {
   data: string; store?: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string;
   uriFileDir?: string; allowHost: string[]; maxRequestBytes: string; maxConnections: string; headersTimeoutMs: string; requestTimeoutMs: string; keepAliveTimeoutMs: string;
+  citeseerx?: string; repositoryRoot?: string;
 }
 
 export function registerServeCommand(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -98,6 +100,8 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
     .option('--headers-timeout-ms <ms>', 'time a client has to send the request headers', String(ADMIN_LIMITS.headersTimeoutMs))
     .option('--request-timeout-ms <ms>', 'time a client has to send the whole request, body included', String(ADMIN_LIMITS.requestTimeoutMs))
     .option('--keep-alive-timeout-ms <ms>', 'an idle keep-alive connection is closed after this', String(ADMIN_LIMITS.keepAliveTimeoutMs))
+    .option('--citeseerx <file>', CITESEERX_HELP.file)
+    .option('--repository-root <dir>', CITESEERX_HELP.root)
     .addHelpText('after', `
 The admin server accepts only POST /RPC2 with Content-Type text/xml or
 application/xml, a Host header naming this server (localhost, 127.0.0.1,
@@ -133,8 +137,10 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
       const uriFileDir = uriFileFolder(opts.data, opts.uriFileDir);
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs(), ...maskingLogOptions() });
+      const csxSink = citeseerxSink(opts, (m) => log.warn({ citeseerx: opts.citeseerx }, m));
       const store = await openCrawlStore(opts.store, opts.data);
       const service = new CrawlerService({
+        ...(csxSink !== undefined ? { adjustSettings: (settings, name) => withCiteseerxSink(settings, csxSink, name, (m) => log.warn({ collection: name }, m)) } : {}),
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir, openEventLog,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },

@@ -84,7 +84,7 @@
 import { basename, extname } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { SourceLocation } from '../core/errors.ts';
-import { AVAILABLE_SINK_TYPES } from '../core/sink-types.ts';
+import type { AvailableSinkType } from '../core/sink-types.ts';
 import { didYouMean, type Diagnostic } from './diagnostics.ts';
 import { childSection, emptySection, setLocations, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
@@ -253,7 +253,8 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
 
 /** One entry of `auth` (type basic: domain, username, password; type raw: domain, header). */
 const AUTH_KEYS: Readonly<Record<string, Rule>> = { domain: field, type: field, username: field, password: field, header: field };
-const SINK_TYPES = AVAILABLE_SINK_TYPES;
+/** The Elastic crawler's own output_sink values (trawl's CiteSeerX sinks are not among them). */
+const SINK_TYPES = ['console', 'file', 'elasticsearch'] as const satisfies readonly AvailableSinkType[];
 const ELASTIC_DEFAULT_OUTPUT_DIR = './crawled_docs';
 const ELASTIC_DEFAULT_PIPELINE = 'ent-search-generic-ingestion';
 const ELASTIC_DEFAULT_PROXY_PORT = 8080;

@@ -48,6 +48,7 @@ export const EXTENSION_PREFIX = 'trawl_';
 
 const S = 'MS-FSCCFG 2.2.3';
 const X = 'trawl extension';
+const CSX = 'trawl extension (CiteSeerX Crawler Interface)';
 
 const via =
   <T>(parse: (text: string) => Parsed<T>) =>
@@ -536,6 +537,14 @@ const SINK = section({
     attrib({ name: 'username', key: 'username', honoured: 'full', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
     attrib({ name: 'password', key: 'password', honoured: 'full', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
     attrib({ name: 'api_key', key: 'apiKey', honoured: 'full', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'repository_root', key: 'repositoryRoot', honoured: 'full', type: 'string', meaning: 'The repository and jms sinks: the directory files and their CrawlData sidecars are written under, host then path as Heritrix\'s mirror writer lays them out (docs/citeseerx.md).', spec: CSX }),
+    attrib({ name: 'repository_id', key: 'repositoryId', honoured: 'full', type: 'string', meaning: 'The jms sink: the crawler\'s repository ID, sent as REPID (csx-heritrix.xml repositoryID).', spec: CSX }),
+    attrib({ name: 'broker_url', key: 'brokerUrl', honoured: 'full', type: 'string', secret: 'url', meaning: 'The jms sink: the ActiveMQ broker, stomp://host:port (default port 61613); an OpenWire tcp://host:port is sent over STOMP to host:61613, with a warning.', spec: CSX }),
+    attrib({ name: 'ingestion_queue', key: 'ingestionQueue', honoured: 'full', type: 'string', meaning: 'The jms sink: the queue New Content Messages go to (csx-heritrix.xml ingestionChannel); default: csx.ingestion.documentsToIngest.', spec: CSX }),
+    attrib({ name: 'client_id', key: 'clientId', honoured: 'full', type: 'string', meaning: 'The jms sink: the JMS client ID the connection takes (csx-heritrix.xml jmsProvider clientID).', spec: CSX }),
+    attrib({ name: 'hub_link_indicator', key: 'hubLinkIndicator', honoured: 'full', type: 'string', meaning: 'The repository and jms sinks: a regular expression (JavaScript syntax, which Heritrix\'s Java patterns such as the profile\'s are written in too), matching a whole URL, over the out-links of each fed HTML page; a page with a matching link is a hub, written and announced with RESOURCETYPE hub (csx-heritrix.xml hubLinkIndicator). When set, only hubs and documents matching accept_pattern are written.', spec: CSX }),
+    attrib({ name: 'accept_pattern', key: 'acceptPattern', honoured: 'full', type: 'string', meaning: 'The repository and jms sinks: a regular expression matching the whole URL of the documents written as articles; others are not written (removed if they were). Default: every document, or, with hub_link_indicator, the User Submission profile\'s .*(\\.(pdf))(\\.(gz))?', spec: CSX }),
+    attrib({ name: 'job_id', key: 'jobId', honoured: 'full', type: 'string', meaning: 'The jms sink: the JID of the messages; default: the crawl collection\'s name.', spec: CSX }),
   ],
 });
 

@@ -8,8 +8,9 @@ import type { Diagnostic } from './diagnostics.ts';
 import { effectiveTree, resolveSettings, SCOPE_SECTIONS, subcollectionNames } from './effective.ts';
 import { locationOf, sameValue, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
-import { backtrackingRisk } from '../core/safe-regex.ts';
+import { backtrackingRisk, makeSafe } from '../core/safe-regex.ts';
 import { AVAILABLE_SINK_TYPES } from '../core/sink-types.ts';
+import { brokerAddress } from '../core/broker-url.ts';
 import { parseRewriteRule } from './values.ts';
 import { maskUrl } from './secrets.ts';
 
@@ -135,7 +136,7 @@ export interface SinkProblem {
 }
 
 /** What is wrong with the `trawl_sinks` sections, each naming its parameter. */
-export function sinkProblems(sinks: Readonly<Record<string, { type?: string | undefined; outputDir?: string | undefined; url?: string | undefined }>>): SinkProblem[] {
+export function sinkProblems(sinks: Readonly<Record<string, { type?: string | undefined; outputDir?: string | undefined; url?: string | undefined; repositoryRoot?: string | undefined; repositoryId?: string | undefined; brokerUrl?: string | undefined; ingestionQueue?: string | undefined; hubLinkIndicator?: string | undefined; acceptPattern?: string | undefined }>>): SinkProblem[] {
   const out: SinkProblem[] = [];
   for (const [name, s] of Object.entries(sinks)) {
     const at = `trawl_sinks.${name}`;
@@ -150,6 +151,23 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
       const u = s.url !== undefined && URL.canParse(s.url) ? new URL(s.url) : undefined;
       if (!s.url) add(`${at}.url`, `${at}: the elasticsearch sink needs url before anything can be fed to it`, false, true);
       else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(maskUrl(s.url))} is not an http(s) URL`);
+    } else if (s.type === 'repository' || s.type === 'jms') {
+      if (!s.repositoryRoot) add(`${at}.repository_root`, `${at}: the ${s.type} sink needs repository_root (the directory the CiteSeerX ingestion system reads files from)`);
+      for (const [param, pattern] of [['hub_link_indicator', s.hubLinkIndicator], ['accept_pattern', s.acceptPattern]] as const) {
+        if (pattern === undefined) continue;
+        const r = makeSafe(pattern);
+        if (!r.ok) add(`${at}.${param}`, `${at}.${param} /${pattern}/ is ${r.kind === 'syntax' ? `not a valid regular expression (${r.reason})` : `a pattern trawl cannot run in linear time: ${r.reason}`}`);
+      }
+      if (s.type === 'repository' && s.brokerUrl) add(`${at}.broker_url`, `${at}: a repository sink sends no messages; make it type jms to announce its files on broker_url`);
+      if (s.type === 'jms') {
+        if (!s.repositoryId) add(`${at}.repository_id`, `${at}: the jms sink needs repository_id (sent as REPID: the crawler's unique repository ID)`);
+        if (!s.brokerUrl) add(`${at}.broker_url`, `${at}: the jms sink needs broker_url (stomp://host:61613, or the OpenWire tcp://host:61616)`);
+        else {
+          const b = brokerAddress(s.brokerUrl);
+          if ('problem' in b) add(`${at}.broker_url`, `${at}.broker_url ${JSON.stringify(maskUrl(s.brokerUrl))} ${b.problem}`);
+        }
+        if (s.ingestionQueue !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(s.ingestionQueue)) add(`${at}.ingestion_queue`, `${at}.ingestion_queue ${JSON.stringify(s.ingestionQueue)} is not a queue name (letters, digits, . _ - :)`);
+      }
     }
   }
   return out;

@@ -206,6 +206,8 @@ export const ERROR_MESSAGES = {
 
   // Sinks: a batch that fails this way stays in the feed outbox and is sent again.
   SINK_FILE_WRITE: { code: 'TRAWL_ERR_IO', template: 'file sink {sink}: cannot write {path}: {reason}' },
+  SINK_REPOSITORY_WRITE: { code: 'TRAWL_ERR_IO', template: 'repository sink {sink}: cannot write {path}: {reason}' },
+  SINK_JMS_TRANSPORT: { code: 'TRAWL_ERR_IO', template: 'jms sink {sink}: {endpoint}: {reason}' },
   SINK_ES_TRANSPORT: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: {endpoint}: {reason}' },
   SINK_ES_STATUS: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: {endpoint} answered {status}: {body}' },
   SINK_ES_NOT_JSON: { code: 'TRAWL_ERR_IO', template: 'elasticsearch sink {sink}: {endpoint} answered {status} with a body that is not JSON' },

@@ -11,7 +11,7 @@
  */
 
 /** Types this version delivers to, each with the words the reference describes it in. */
-export const AVAILABLE_SINK_TYPES = ['console', 'file', 'elasticsearch'] as const;
+export const AVAILABLE_SINK_TYPES = ['console', 'file', 'elasticsearch', 'repository', 'jms'] as const;
 
 export type AvailableSinkType = (typeof AVAILABLE_SINK_TYPES)[number];
 
@@ -19,10 +19,12 @@ const MEANINGS: Readonly<Record<AvailableSinkType, string>> = {
   console: 'JSON lines on stdout',
   file: 'one JSON file per document',
   elasticsearch: '_bulk API',
+  repository: 'the CiteSeerX crawler repository: each file as fetched, host then path, with a CrawlData XML sidecar',
+  jms: 'the repository, and a CiteSeerX New Content Message per file to ActiveMQ over STOMP',
 };
 
 /** Types the configuration accepts but this version refuses when the sink is used (kept so configurations naming them still read). */
-export const RESERVED_SINK_TYPES = ['repository', 'jms', 'warc'] as const;
+export const RESERVED_SINK_TYPES = ['warc'] as const;
 
 /** Every value `trawl_sinks.<sink>.type` may take, available ones first. */
 export const SINK_TYPES = [...AVAILABLE_SINK_TYPES, ...RESERVED_SINK_TYPES] as const;
@@ -30,6 +32,7 @@ export const SINK_TYPES = [...AVAILABLE_SINK_TYPES, ...RESERVED_SINK_TYPES] as c
 /** The `type` parameter's meaning for the configuration reference. */
 export function sinkTypeMeaning(): string {
   const available = AVAILABLE_SINK_TYPES.map((t) => `${t} (${MEANINGS[t]})`).join(', ');
-  const reserved = `${RESERVED_SINK_TYPES.slice(0, -1).join(', ')} and ${RESERVED_SINK_TYPES[RESERVED_SINK_TYPES.length - 1]!}`;
-  return `Sink type: ${available}; ${reserved} are reserved and refused by this version.`;
+  const reserved: readonly string[] = RESERVED_SINK_TYPES;
+  const names = reserved.length === 1 ? `${reserved[0]!} is` : `${reserved.slice(0, -1).join(', ')} and ${reserved.at(-1)!} are`;
+  return `Sink type: ${available}; ${names} reserved and refused by this version.`;
 }

@@ -26,6 +26,7 @@ import { siteOf } from '../core/url.ts';
 import { clientCertDiagnostics } from '../config/client-cert.ts';
 import { hasErrors, type Diagnostic } from '../config/diagnostics.ts';
 import { resolveSettings } from '../config/effective.ts';
+import type { CollectionSettings } from '../config/registry.ts';
 import { mergeCollections } from '../config/merge.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { checkRules } from '../config/rules.ts';
@@ -72,6 +73,8 @@ export interface ServiceOptions {
    * there. Absent: they go to `log` at debug level.
    */
   readonly openEventLog?: (path: string, collection: string) => EventLog;
+  /** Applied to every collection's settings as it is added or loaded (`trawl serve --citeseerx`: one more sink). */
+  readonly adjustSettings?: (settings: CollectionSettings, collection: string) => CollectionSettings;
 }
 
 /** One collection as `GET /metrics` reports it (src/admin/metrics.ts writes it out). */
@@ -206,7 +209,8 @@ export class CrawlerService {
 
   /** Opens a collection's runtime from its stored state (`status`, `extra` as the crawl store holds them) and starts its runner. */
   private startCollection(config: CollectionConfig, status: string, extra: unknown): ManagedCollection {
-    const settings = resolveSettings(config, this.nodeOpt());
+    const resolved = resolveSettings(config, this.nodeOpt());
+    const settings = this.o.adjustSettings?.(resolved, config.name) ?? resolved;
     // Added or loaded: what the configuration asks for that this version ignores (issue 29).
     for (const d of honouredWarnings(config, this.o.nodeName ?? null)) this.o.log.warn({ collection: config.name, param: d.param, code: d.code }, d.message);
     const mc = new ManagedCollection({

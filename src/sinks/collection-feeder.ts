@@ -32,7 +32,7 @@ export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 
 
 export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {
   const s = o.settings;
-  const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))));
+  const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))), (message) => o.warn({ collection: o.name }, message));
   if (sinks.length === 0) return undefined;
   const feeder = new Feeder({
     store: o.store,

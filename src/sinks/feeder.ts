@@ -19,7 +19,7 @@ import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, PendingFeedOp, UriRecord } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
 import { buildDocument, charsetOfHeader, documentId, type DocumentOptions } from './document.ts';
-import type { Sink, SinkOp } from './sink.ts';
+import type { DocumentSourceData, Sink, SinkOp } from './sink.ts';
 
 export interface FeederOptions {
   readonly store: CrawlStore;
@@ -150,9 +150,9 @@ export class Feeder {
     const batch: SinkOp[] = [];
     const kinds: Array<PendingFeedOp['op']> = [];
     for (const op of ops) {
-      const doc = op.op === 'delete' ? undefined : await this.documentOf(op.url, collection);
-      batch.push(doc ? { op: 'index', doc } : { op: 'delete', id: documentId(op.url), url: op.url, collection });
-      kinds.push(doc ? op.op : 'delete');
+      const built = op.op === 'delete' ? undefined : await this.documentOf(op.url, collection);
+      batch.push(built ? { op: 'index', doc: built.doc, source: built.source } : { op: 'delete', id: documentId(op.url), url: op.url, collection });
+      kinds.push(built ? op.op : 'delete');
     }
     const refused = new Set<number>();
     for (const sink of this.o.sinks) {
@@ -180,14 +180,15 @@ export class Feeder {
   }
 
   /** The document as stored now; undefined when it is gone (then the destination is told to delete it). */
-  private async documentOf(url: string, collection: string): Promise<ReturnType<typeof buildDocument> | undefined> {
+  private async documentOf(url: string, collection: string): Promise<{ doc: ReturnType<typeof buildDocument>; source: DocumentSourceData } | undefined> {
     // The engine may replace the content between the two reads; read the record again when it did.
     for (let attempt = 0; attempt < 3; attempt++) {
       const record: UriRecord | undefined = await this.o.store.getRecord(this.o.collection, url);
       if (!record || !record.contentRef || (record.status !== 'stored' && record.status !== 'unchanged')) return undefined;
       const stored = await this.o.content.get(record.contentRef);
       if (stored) {
-        return buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection });
+        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection });
+        return { doc, source: { record, body: stored.body, header: stored.header, mime: stored.mime } };
       }
     }
     return undefined;

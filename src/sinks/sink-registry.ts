@@ -17,10 +17,11 @@ import { sinkProblems } from '../config/rules.ts';
 import { CONSOLE_SINK } from './console-sink.ts';
 import { ELASTICSEARCH_SINK } from './elasticsearch-sink.ts';
 import { FILE_SINK } from './file-sink.ts';
+import { JMS_SINK, REPOSITORY_SINK } from './repository-sink.ts';
 import type { Sink, SinkSettings, SinkSettingsProblem, SinkType } from './sink.ts';
 
 /** The types this version delivers to: one entry each. */
-export const BUILTIN_SINK_TYPES: readonly SinkType[] = [CONSOLE_SINK, FILE_SINK, ELASTICSEARCH_SINK];
+export const BUILTIN_SINK_TYPES: readonly SinkType[] = [CONSOLE_SINK, FILE_SINK, ELASTICSEARCH_SINK, REPOSITORY_SINK, JMS_SINK];
 
 export class SinkRegistry {
   private readonly byType = new Map<string, SinkType>();
@@ -55,6 +56,11 @@ export class SinkRegistry {
     return out;
   }
 
+  /** The notes of every sink, in section order (for `trawl crawl` to print before it crawls). */
+  notes(sinks: Readonly<Record<string, SinkSettings>>): string[] {
+    return Object.entries(sinks).flatMap(([name, s]) => (s.type === undefined ? undefined : this.byType.get(s.type))?.notes?.(name, s) ?? []);
+  }
+
   /** Refuses sinks that are misconfigured or that this process cannot deliver to, naming the parameter. */
   check(sinks: Readonly<Record<string, SinkSettings>>): void {
     const p = this.problems(sinks)[0];
@@ -62,10 +68,14 @@ export class SinkRegistry {
   }
 
   /** Opens every sink, after checking them all (secrets are revealed only here, when they are used). */
-  open(sinks: Readonly<Record<string, SinkSettings>>, reveal: (value: string) => string = (v) => v): Sink[] {
+  open(sinks: Readonly<Record<string, SinkSettings>>, reveal: (value: string) => string = (v) => v, warn?: (message: string) => void): Sink[] {
     this.check(sinks);
     const cx = { reveal };
-    return Object.entries(sinks).map(([name, s]) => this.byType.get(s.type!)!.open(name, s, cx));
+    return Object.entries(sinks).map(([name, s]) => {
+      const t = this.byType.get(s.type!)!;
+      for (const note of t.notes?.(name, s) ?? []) warn?.(note);
+      return t.open(name, s, cx);
+    });
   }
 }
 

@@ -14,10 +14,20 @@
 
 import { sinkProblems } from '../config/rules.ts';
 
+import type { UriRecord } from '../store/record-store.ts';
 import type { SearchDocument } from './document.ts';
 
+/** What a document was built from: the record and the stored bytes, for sinks that keep files as fetched (the repository sink). */
+export interface DocumentSourceData {
+  readonly record: UriRecord;
+  readonly body: Uint8Array;
+  /** The stored response header block (store_http_header), when kept. */
+  readonly header: string | undefined;
+  readonly mime: string;
+}
+
 export type SinkOp =
-  | { readonly op: 'index'; readonly doc: SearchDocument }
+  | { readonly op: 'index'; readonly doc: SearchDocument; readonly source?: DocumentSourceData }
   | { readonly op: 'delete'; readonly id: string; readonly url: string; readonly collection: string };
 
 export interface SinkResult {
@@ -47,6 +57,14 @@ export interface SinkSettings {
   readonly username?: string | undefined;
   readonly password?: string | undefined;
   readonly apiKey?: string | undefined;
+  readonly repositoryRoot?: string | undefined;
+  readonly repositoryId?: string | undefined;
+  readonly brokerUrl?: string | undefined;
+  readonly ingestionQueue?: string | undefined;
+  readonly clientId?: string | undefined;
+  readonly jobId?: string | undefined;
+  readonly hubLinkIndicator?: string | undefined;
+  readonly acceptPattern?: string | undefined;
 }
 
 /** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */
@@ -72,6 +90,8 @@ export interface SinkType {
   readonly type: string;
   /** What is wrong with one sink's settings; empty when it can be opened. `name` is the sink's section name. */
   problems(name: string, settings: SinkSettings): readonly SinkSettingsProblem[];
+  /** What the operator should know about settings that are not wrong (an OpenWire URL mapped to STOMP); said when the sink opens. */
+  notes?(name: string, settings: SinkSettings): string[];
   /** Opens the sink. Called only with settings `problems` found nothing wrong in. */
   open(name: string, settings: SinkSettings, cx: SinkOpenContext): Sink;
 }

@@ -214,11 +214,11 @@ describe('trawl crawl feeds its sinks', () => {
     const config = join(dir, 'c.xml');
     writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="q">
       <attrib name="start_uris" type="list-string"><member>http://127.0.5.2:9/</member></attrib>
-      <section name="trawl_sinks"><section name="bus"><attrib name="type" type="string">jms</attrib></section></section>
+      <section name="trawl_sinks"><section name="bus"><attrib name="type" type="string">warc</attrib></section></section>
     </DomainSpecification></CrawlerConfig>`);
     const r = await trawl(['crawl', '--data', join(dir, 'data'), config]);
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /trawl_sinks\.bus\.type jms is not available in this version of trawl \(available: console, file, elasticsearch\)/);
+    assert.match(r.stderr, /trawl_sinks\.bus\.type warc is not available in this version of trawl \(available: console, file, elasticsearch, repository, jms\)/);
     assert.doesNotMatch(r.stdout, /requests/);
   });
 });

@@ -12,6 +12,7 @@ import { collectionFeeder } from '../../src/sinks/collection-feeder.ts';
 import { ConsoleSink } from '../../src/sinks/console-sink.ts';
 import { ElasticsearchSink } from '../../src/sinks/elasticsearch-sink.ts';
 import { FileSink } from '../../src/sinks/file-sink.ts';
+import { RepositorySink } from '../../src/sinks/repository-sink.ts';
 import type { Sink, SinkOp, SinkResult, SinkType } from '../../src/sinks/sink.ts';
 import { BUILTIN_SINK_TYPES, SinkRegistry, sinkTypes } from '../../src/sinks/sink-registry.ts';
 import { tempDir } from '../support/crawl-harness.ts';
@@ -64,6 +65,8 @@ describe('sink registry', () => {
       c: { type: 'console' },
       f: { type: 'file', outputDir: '/tmp/out' },
       e: { type: 'elasticsearch', url: 'http://127.0.0.1:9', password: '!ENC!p', username: 'u' },
+      r: { type: 'repository', repositoryRoot: '/tmp/repo', password: '!ENC!unused' },
+      j: { type: 'jms', repositoryRoot: '/tmp/repo2', repositoryId: 'h1', brokerUrl: 'stomp://127.0.0.1:9', username: 'u', password: '!ENC!q' },
     }, (v) => {
       revealed.push(v);
       return v;
@@ -72,8 +75,13 @@ describe('sink registry', () => {
     assert.ok(sinks[1] instanceof FileSink);
     assert.equal((sinks[1] as FileSink).outputDir, '/tmp/out');
     assert.ok(sinks[2] instanceof ElasticsearchSink);
-    assert.deepEqual(sinks.map((s) => s.name), ['c', 'f', 'e']);
-    assert.deepEqual(revealed, ['!ENC!p']);
+    assert.ok(sinks[3] instanceof RepositorySink);
+    assert.deepEqual([sinks[3].type, (sinks[3] as RepositorySink).root], ['repository', '/tmp/repo']);
+    assert.ok(sinks[4] instanceof RepositorySink);
+    assert.deepEqual([sinks[4].type, (sinks[4] as RepositorySink).root], ['jms', '/tmp/repo2']);
+    assert.deepEqual(sinks.map((s) => s.name), ['c', 'f', 'e', 'r', 'j']);
+    // The broker URL is revealed because it is used; the repository sink's unused password is not.
+    assert.deepEqual(revealed, ['!ENC!p', 'stomp://127.0.0.1:9', '!ENC!q']);
   });
 
   it('refuses with the configuration rules: a reserved type as unsupported, a missing parameter as a rule, before opening any', () => {
@@ -92,6 +100,9 @@ describe('sink registry', () => {
     const file = err(() => sinkTypes.check({ f: { type: 'file' } }));
     assert.equal(file.code, 'TRAWL_ERR_CONFIG_RULE');
     assert.match(file.message, /trawl_sinks\.f: the file sink needs output_dir/);
+    const jms = err(() => sinkTypes.check({ j: { type: 'jms', repositoryRoot: '/r', repositoryId: 'x', brokerUrl: 'amqp://h' } }));
+    assert.equal(jms.code, 'TRAWL_ERR_CONFIG_RULE');
+    assert.match(jms.message, /trawl_sinks\.j\.broker_url "amqp:\/\/h" has the scheme amqp:\/\//);
     assert.equal(err(() => sinkTypes.check({ m: { type: 'memory' } })).code, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
     assert.equal(err(() => sinkTypes.check({ n: {} })).code, 'TRAWL_ERR_CONFIG_RULE');
   });

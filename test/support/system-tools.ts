@@ -26,6 +26,9 @@ export const TOOLS = {
   debianPython: { command: '/usr/bin/python3', pkg: 'python3' },
   pyftpdlib: { command: '/usr/bin/python3', pkg: 'python3-pyftpdlib', requires: '/usr/lib/python3/dist-packages/pyftpdlib/__init__.py' },
   postgres: { command: '/usr/lib/postgresql/15/bin/initdb', pkg: 'postgresql' },
+  activemq: { command: '/usr/bin/activemq', pkg: 'activemq' },
+  java: { command: '/usr/bin/java', pkg: 'default-jre-headless' },
+  javac: { command: '/usr/bin/javac', pkg: 'default-jdk-headless' },
 } as const satisfies Record<string, SystemTool>;
 
 const inCi = process.env.CI === 'true';
