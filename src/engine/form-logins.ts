@@ -227,7 +227,7 @@ export class FormLogins {
   private async logIn(login: FormLogin): Promise<string | undefined> {
     if (login.preload) {
       const o = await this.get(login.preload);
-      if (o.kind === 'failure') return `preload ${login.preload.href}: ${o.reason}`;
+      if (o.kind === 'failure') return `preload ${login.preload.href}: ${this.why(o)}`;
       if (o.status >= 400) return `preload ${login.preload.href} answered ${o.status}`;
     }
     let fields: Array<[string, string]> = [];
@@ -235,7 +235,7 @@ export class FormLogins {
     let method = login.method;
     if (login.autofill && login.htmlForm) {
       const o = await this.get(login.htmlForm);
-      if (o.kind === 'failure') return `html_form ${login.htmlForm.href}: ${o.reason}`;
+      if (o.kind === 'failure') return `html_form ${login.htmlForm.href}: ${this.why(o)}`;
       if (o.status < 200 || o.status >= 300) return `html_form ${login.htmlForm.href} answered ${o.status}`;
       const forms = readForms(new TextDecoder().decode(o.body), login.htmlForm);
       const form = (target && forms.find((f) => f.action !== undefined && pageKey(f.action) === pageKey(target!))) ?? forms.find((f) => f.hasPassword) ?? forms[0];
@@ -261,7 +261,7 @@ export class FormLogins {
     }
     const o = await this.p.fetcher.fetch(this.request(url, method === 'POST' ? body : undefined));
     const where = `${method} ${target.href}`;
-    if (o.kind === 'failure') return `${where}: ${o.reason}`;
+    if (o.kind === 'failure') return `${where}: ${this.why(o)}`;
     if (o.status >= 400) return `${where} answered ${o.status}`;
     if (o.status >= 300) {
       const to = o.headers.location !== undefined ? parseUrl(resolveLocation(o.headers.location, url)) : undefined;
@@ -270,6 +270,11 @@ export class FormLogins {
     }
     if (o.status >= 200 && readForms(new TextDecoder().decode(o.body), url).some((f) => f.hasPassword)) return `${where} answered ${o.status} with the login form again: the parameters were refused`;
     return undefined;
+  }
+
+  /** A failed request's reason; a timeout is login_timeout's. */
+  private why(o: FetchOutcome & { kind: 'failure' }): string {
+    return o.code === 'ti' ? `no answer within login_timeout (${this.p.timeoutMs / 1000} s)` : o.reason;
   }
 
   private get(url: URL): Promise<FetchOutcome> {

@@ -52,7 +52,8 @@ interface LoginSite {
  * next private request finds it ended (a 302 to /login, as a server that
  * logged the user out answers).
  */
-async function loginSite(ip: string, pagesPerSession = 3): Promise<LoginSite> {
+async function loginSite(ip: string, o: { pagesPerSession?: number; postDelayMs?: number; failFirstPosts?: number } = {}): Promise<LoginSite> {
+  const pagesPerSession = o.pagesPerSession ?? 3;
   const tokens = new Map<string, string>(); // pre-session cookie → CSRF token
   const sessions = new Map<string, number>(); // session id → private pages served
   const posts: string[] = [];
@@ -80,15 +81,28 @@ async function loginSite(ip: string, pagesPerSession = 3): Promise<LoginSite> {
     routes: {
       '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
       '/': { kind: 'html', body: html('Home', Array.from({ length: PAGES }, (_, i) => `<a href="/private/${i + 1}">${i + 1}</a>`).join(' ')) },
-      '/login': (req, res) => {
-        if (req.method !== 'POST') return showForm(req, res);
-        let body = '';
+      // The preload page: a cookie the login requires.
+      '/welcome': (_req, res) => {
+        res.setHeader('set-cookie', 'seen=1; Path=/');
+        res.setHeader('content-type', 'text/html');
+        res.end(html('Welcome', '<p>welcome</p>'));
+      },
+      '/login*': (req, res) => {
+        const query = (req.url ?? '').split('?')[1] ?? '';
+        const submitted = req.method === 'POST' || new URLSearchParams(query).has('user');
+        if (!submitted) return showForm(req, res);
+        let body = req.method === 'POST' ? '' : query;
         req.on('data', (d: Buffer) => (body += d.toString()));
-        req.on('end', () => {
+        req.on('end', () => setTimeout(() => {
           posts.push(body);
+          if (posts.length <= (o.failFirstPosts ?? 0)) {
+            res.statusCode = 503;
+            res.end('try later');
+            return;
+          }
           const f = new URLSearchParams(body);
           const pre = cookie(req, 'pre');
-          const good = pre !== undefined && tokens.get(pre) === f.get('csrf') && f.get('user') === USER && f.get('password') === PASSWORD && f.get('lang') === 'en';
+          const good = cookie(req, 'seen') === '1' && pre !== undefined && tokens.get(pre) === f.get('csrf') && f.get('user') === USER && f.get('password') === PASSWORD && f.get('lang') === 'en';
           if (!good) {
             showForm(req, res);
             return;
@@ -100,7 +114,7 @@ async function loginSite(ip: string, pagesPerSession = 3): Promise<LoginSite> {
           res.setHeader('set-cookie', `sid=${sid}; Path=/; HttpOnly`);
           res.setHeader('location', '/');
           res.end();
-        });
+        }, o.postDelayMs ?? 0));
       },
       '/private/*': (req, res) => {
         const sid = cookie(req, 'sid');
@@ -121,7 +135,7 @@ async function loginSite(ip: string, pagesPerSession = 3): Promise<LoginSite> {
   return { site, origin: site.host(ip).origin, posts };
 }
 
-function collection(name: string, ls: LoginSite, opts: { password?: string; attribs?: string; login?: string; starts?: string[]; delay?: number } = {}): string {
+function collection(name: string, ls: LoginSite, opts: { password?: string; attribs?: string; login?: string; starts?: string[]; delay?: number; domains?: string[]; action?: 'GET' | 'POST' } = {}): string {
   const file = join(dir, `${name}-${Math.random().toString(36).slice(2)}.xml`);
   const u = new URL(ls.origin);
   const starts = opts.starts ?? [`${ls.origin}/`];
@@ -130,13 +144,14 @@ function collection(name: string, ls: LoginSite, opts: { password?: string; attr
   <attrib name="start_uris" type="list-string">${starts.map((s) => `<member>${s}</member>`).join('')}</attrib>
   <attrib name="delay" type="real">${opts.delay ?? 0}</attrib>
   <attrib name="max_pending" type="integer">1</attrib>
-  <section name="include_domains"><attrib name="exact" type="list-string"><member>${u.hostname}</member></attrib></section>
+  <section name="include_domains"><attrib name="exact" type="list-string">${[u.hostname, ...(opts.domains ?? [])].map((d) => `<member>${d}</member>`).join('')}</attrib></section>
   ${opts.attribs ?? ''}
   <Login name="intranet">
+    <attrib name="preload" type="string">${ls.origin}/welcome</attrib>
     <attrib name="scheme" type="string">http</attrib>
     <attrib name="site" type="string">${u.host}</attrib>
     <attrib name="form" type="string">/login</attrib>
-    <attrib name="action" type="string">POST</attrib>
+    <attrib name="action" type="string">${opts.action ?? 'POST'}</attrib>
     <attrib name="html_form" type="string">${ls.origin}/login</attrib>
     <attrib name="autofill" type="boolean">yes</attrib>
     <section name="parameters">
@@ -165,8 +180,8 @@ describe('form logins', () => {
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, new RegExp(`stored ${PAGES + 1},`));
       const pages = pagesOf(ls.site);
-      // The login first: the form page, then the POST, then the crawl's first page.
-      assert.deepEqual(pages.slice(0, 3).map((q) => [q.method, q.path.replace(/\?.*/, ''), q.status]), [['GET', '/login', 200], ['POST', '/login', 302], ['GET', '/', 200]]);
+      // The login first: the preload page, the form page, then the POST, then the crawl's first page.
+      assert.deepEqual(pages.slice(0, 4).map((q) => [q.method, q.path, q.status]), [['GET', '/welcome', 200], ['GET', '/login', 200], ['POST', '/login', 302], ['GET', '/', 200]]);
       // Every private page answered 200 exactly once; a session serves 3, so 3 logins for 7 pages.
       assert.deepEqual(privateOk(ls.site), allPrivate);
       assert.equal(loginPosts(ls.site), Math.ceil(PAGES / 3));
@@ -199,7 +214,7 @@ describe('form logins', () => {
       assert.match(r.out, /^ {4}lf: Login failed: /m);
       // One login attempt; no page of the site was asked for.
       assert.equal(loginPosts(ls.site), 1);
-      assert.deepEqual(pagesOf(ls.site).map((q) => [q.method, q.path]), [['GET', '/login'], ['POST', '/login']]);
+      assert.deepEqual(pagesOf(ls.site).map((q) => [q.method, q.path]), [['GET', '/welcome'], ['GET', '/login'], ['POST', '/login']]);
       assert.doesNotMatch(readFileSync(join(data, 'logs/crawl.log'), 'utf8'), /wrong/);
     } finally {
       await ls.site.close();
@@ -224,7 +239,7 @@ describe('form logins', () => {
   });
 
   it('ttl: the crawler logs in again once ttl seconds have passed, before the next covered fetch', async () => {
-    const ls = await loginSite('127.0.8.4', 1000);
+    const ls = await loginSite('127.0.8.4', { pagesPerSession: 1000 });
     try {
       const r = await trawl(['crawl', '--data', join(dir, 'ttl'), '--allow-loopback', collection('ttl', ls, { delay: 0.4, login: '<attrib name="ttl" type="integer">1</attrib>' })]);
       assert.equal(r.code, 0, r.err);
@@ -232,6 +247,77 @@ describe('form logins', () => {
       // 8 pages 0.4 s apart take about 3 s: with ttl 1 s, several logins; the session itself never ends.
       assert.ok(loginPosts(ls.site) >= 2, `${loginPosts(ls.site)} logins`);
       assert.ok(ls.site.requests.every((q) => q.status !== 302 || q.path === '/login'));
+    } finally {
+      await ls.site.close();
+    }
+  });
+
+  it('login_timeout bounds each login request: a form that does not answer in time is a failed login', async () => {
+    const ls = await loginSite('127.0.8.5', { postDelayMs: 4000 });
+    try {
+      const started = Date.now();
+      const r = await trawl(['crawl', '--data', join(dir, 'timeout'), '--allow-loopback', collection('timeout', ls, { attribs: '<attrib name="login_timeout" type="integer">1</attrib>' })]);
+      assert.equal(r.code, 1, r.out + r.err);
+      assert.match(r.err, /lf: login intranet failed: POST http:\/\/127\.0\.8\.5:\d+\/login: no answer within login_timeout \(1 s\)/);
+      assert.ok(Date.now() - started < 3500, `${Date.now() - started} ms`);
+    } finally {
+      await ls.site.close();
+    }
+  });
+
+  it('relogin_if_failed: a failed login is tried again once ttl seconds have passed, for the covered URIs found since', async () => {
+    const ls = await loginSite('127.0.8.6', { pagesPerSession: 1000, failFirstPosts: 1 });
+    // An uncovered site whose chain of pages, 0.8 s apart, ends with links to the private pages 2..7.
+    const pub = await startFixtureSite([{
+      ip: '127.0.8.7',
+      routes: {
+        '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
+        '/a': { kind: 'html', body: '<a href="/b">b</a>' },
+        '/b': { kind: 'html', body: '<a href="/c">c</a>' },
+        '/c': { kind: 'html', body: allPrivate.slice(1).map((p) => `<a href="${ls.origin}${p}">${p}</a>`).join(' ') },
+      },
+    }]);
+    try {
+      const starts = [`${ls.origin}/private/1`, pub.host('127.0.8.7').url('/a')];
+      const run = async (name: string, login: string): Promise<Run> => trawl(['crawl', '--data', join(dir, name), '--allow-loopback', collection(name, ls, { starts, delay: 0.8, domains: ['127.0.8.7'], login })]);
+      const r = await run('relogin', '<attrib name="ttl" type="integer">1</attrib><attrib name="relogin_if_failed" type="boolean">yes</attrib>');
+      assert.equal(r.code, 0, r.err);
+      // The first POST failed (503), the next (after ttl) succeeded; ttl then renews the session as the crawl goes on.
+      const postStatuses = ls.site.requests.filter((q) => q.method === 'POST').map((q) => q.status);
+      assert.ok(postStatuses.length >= 2 && postStatuses[0] === 503 && postStatuses.slice(1).every((x) => x === 302), JSON.stringify(postStatuses));
+      // The start URI was turned away by the first (failed) login; the pages found later were fetched after the second.
+      assert.deepEqual(privateOk(ls.site), allPrivate.slice(1));
+      assert.match(r.out, /URIs skipped: lf 1\n/);
+      ls.site.reset();
+      pub.reset();
+      ls.posts.length = 0;
+      // Without relogin_if_failed the failed login stands for the whole cycle.
+      const once = await run('no-relogin', '<attrib name="ttl" type="integer">1</attrib>');
+      assert.equal(once.code, 0, once.err);
+      assert.equal(loginPosts(ls.site), 1);
+      assert.deepEqual(privateOk(ls.site), []);
+      assert.match(once.out, /URIs skipped: lf 7\n/);
+    } finally {
+      await ls.site.close();
+      await pub.close();
+    }
+  });
+
+  it('action GET: the form fields go in the query of scheme://site/form', async () => {
+    const ls = await loginSite('127.0.8.8', { pagesPerSession: 1000 });
+    try {
+      const data = join(dir, 'get');
+      const r = await trawl(['crawl', '--data', data, '--allow-loopback', collection('get', ls, { action: 'GET' })]);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(privateOk(ls.site), allPrivate);
+      const submits = ls.site.requests.filter((q) => q.path.startsWith('/login?'));
+      assert.equal(submits.length, 1);
+      assert.equal(submits[0]!.method, 'GET');
+      assert.equal(submits[0]!.status, 302);
+      const q = new URLSearchParams(submits[0]!.path.split('?')[1]);
+      assert.deepEqual([q.get('user'), q.get('password'), q.get('lang')], [USER, PASSWORD, 'en']);
+      assert.equal(loginPosts(ls.site), 0);
+      assert.doesNotMatch(readFileSync(join(data, 'logs/crawl.log'), 'utf8'), new RegExp(PASSWORD));
     } finally {
       await ls.site.close();
     }
