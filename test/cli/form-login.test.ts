@@ -6,7 +6,7 @@
 // server ends a session after a few private pages. The server's own request
 // log is the truth.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -23,7 +23,7 @@ interface Run { code: number | null; out: string; err: string }
 
 function trawl(args: string[], timeoutMs = 60_000): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRAWL_KEY_FILE: '' } });
     let out = '';
     let err = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -272,7 +272,11 @@ describe('form logins', () => {
       ip: '127.0.8.7',
       routes: {
         '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
-        '/a': { kind: 'html', body: '<a href="/b">b</a>' },
+        '/a': (_req, res) => {
+          res.setHeader('set-cookie', 'track=1; Path=/');
+          res.setHeader('content-type', 'text/html');
+          res.end('<a href="/b">b</a>');
+        },
         '/b': { kind: 'html', body: '<a href="/c">c</a>' },
         '/c': { kind: 'html', body: allPrivate.slice(1).map((p) => `<a href="${ls.origin}${p}">${p}</a>`).join(' ') },
       },
@@ -288,6 +292,9 @@ describe('form logins', () => {
       // The start URI was turned away by the first (failed) login; the pages found later were fetched after the second.
       assert.deepEqual(privateOk(ls.site), allPrivate.slice(1));
       assert.match(r.out, /URIs skipped: lf 1\n/);
+      // use_cookies is off: the jar keeps the login's cookies only, not the uncovered site's.
+      assert.ok(pub.requests.every((q) => q.headers.cookie === undefined), JSON.stringify(pub.requests.map((q) => q.headers.cookie)));
+      assert.ok(ls.site.requests.some((q) => /sid=/.test(String(q.headers.cookie))));
       ls.site.reset();
       pub.reset();
       ls.posts.length = 0;
@@ -318,6 +325,26 @@ describe('form logins', () => {
       assert.deepEqual([q.get('user'), q.get('password'), q.get('lang')], [USER, PASSWORD, 'en']);
       assert.equal(loginPosts(ls.site), 0);
       assert.doesNotMatch(readFileSync(join(data, 'logs/crawl.log'), 'utf8'), new RegExp(PASSWORD));
+    } finally {
+      await ls.site.close();
+    }
+  });
+
+  it('an !ENC! parameter is decrypted with the data directory\'s key file when sent, and shown nowhere', async () => {
+    const ls = await loginSite('127.0.8.9', { pagesPerSession: 1000 });
+    try {
+      const data = join(dir, 'enc');
+      const env = { ...process.env, TRAWL_KEY_FILE: '' };
+      assert.equal(spawnSync(process.execPath, [BIN, 'config', 'keygen', '--data', data], { encoding: 'utf8', env }).status, 0);
+      const enc = spawnSync(process.execPath, [BIN, 'config', 'encrypt', '--data', data], { encoding: 'utf8', env, input: PASSWORD });
+      assert.equal(enc.status, 0, enc.stderr);
+      const value = enc.stdout.trim();
+      assert.match(value, /^!ENC!/);
+      const r = await trawl(['crawl', '--data', data, '--allow-loopback', collection('enc', ls, { password: value })]);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(privateOk(ls.site), allPrivate);
+      assert.equal(new URLSearchParams(ls.posts[0]).get('password'), PASSWORD);
+      assert.doesNotMatch(r.out + r.err + readFileSync(join(data, 'logs/crawl.log'), 'utf8'), new RegExp(PASSWORD));
     } finally {
       await ls.site.close();
     }
