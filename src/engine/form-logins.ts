@@ -115,6 +115,15 @@ export function loginHosts(logins: readonly FormLogin[]): Set<string> {
   return out;
 }
 
+/** The first login whose sites hold the URL's host, as `trawl urltest --explain` names it (never a parameter's value). */
+export function describeLogin(logins: readonly FormLogin[], url: URL): string | undefined {
+  const host = url.host.toLowerCase();
+  const l = logins.find((x) => x.sites.includes(host) || x.sites.includes(url.hostname.toLowerCase()));
+  if (!l) return undefined;
+  const to = l.target ? `${l.method ?? (l.autofill ? 'the form\'s method' : 'POST')} ${l.target.href}` : `the form of ${l.htmlForm?.href ?? '?'}`;
+  return `${l.name} (form login: ${to}${l.autofill ? ', autofill' : ''}${l.ttlMs > 0 ? `, ttl ${l.ttlMs / 1000} s` : ''})`;
+}
+
 function parseUrl(text: string): URL | undefined {
   try {
     return new URL(text);

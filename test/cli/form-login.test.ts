@@ -196,6 +196,13 @@ describe('form logins', () => {
       assert.match(String(logins[0]!.msg), /login intranet: ok \(first login\)/);
       assert.match(String(logins[1]!.msg), /login intranet: ok \(session lost: .*\/private\/4 redirected to the login page\)/);
       assert.doesNotMatch(text, new RegExp(PASSWORD));
+      // urltest --explain names the login that covers a URL, and with --data the session cookie the jar holds for it.
+      const config = collection('ok', ls);
+      const explain = await trawl(['urltest', '--explain', '--no-fetch-robots', '--data', data, config, `${ls.origin}/private/1`]);
+      assert.equal(explain.code, 0, explain.err);
+      assert.match(explain.out, /^ {2}login: intranet \(form login: POST http:\/\/127\.0\.8\.1:\d+\/login, autofill\)$/m);
+      assert.match(explain.out, /^ {2}cookies: .*\bsid \(127\.0\.8\.1\/, session\)/m);
+      assert.doesNotMatch(explain.out, new RegExp(PASSWORD));
     } finally {
       await ls.site.close();
     }
