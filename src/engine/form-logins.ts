@@ -216,6 +216,11 @@ export class FormLogins {
       }
       st.at = this.p.now();
       st.pending = undefined;
+      if (this.p.signal.aborted) {
+        // Stopped while logging in: neither a success nor a failure to remember.
+        st.status = 'none';
+        return { ok: false, reason: `login ${login.name} not finished: the crawl is stopping`, generation };
+      }
       if (reason === undefined) {
         st.status = 'ok';
         st.reason = '';

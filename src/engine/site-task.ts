@@ -204,6 +204,11 @@ export class SiteTasks {
     let loginGeneration = 0;
     if (login) {
       const r = await this.p.logins!.ensure(login);
+      if (this.p.signal.aborted) {
+        // Stopping: the URI stays leased and goes back to the queue, whatever the login came to.
+        site.putBack(uri);
+        return;
+      }
       if (!r.ok && !this.p.loginFailedIgnore) return this.loginRefused(new PageContext(site, uri, undefined, undefined, settings, st, env.now()), r.reason);
       loginGeneration = r.generation;
     }
