@@ -54,6 +54,27 @@ describe('readForms', () => {
   });
 });
 
+describe('formLoginsOf: the defaults trawl decides (docs/configuration.md, Spec decisions)', () => {
+  it('scheme http, no action (the form\'s method with autofill, else POST), the own site covered without sites, ttl 0', () => {
+    const [l] = formLoginsOf({ l: { site: 'Login.test:8080', form: 'in', parameters: {} } as never });
+    assert.equal(l!.target?.href, 'http://login.test:8080/in');
+    assert.equal(l!.method, undefined);
+    assert.deepEqual(l!.sites, ['login.test:8080']);
+    assert.equal(l!.ttlMs, 0);
+    const [m] = formLoginsOf({ m: { site: 'login.test', form: '/in', sites: ['a.test', 'B.test:81'], action: 'GET', parameters: {} } as never });
+    assert.deepEqual(m!.sites, ['a.test', 'b.test:81']);
+    assert.equal(m!.method, 'GET');
+    const logins = new FormLogins([l!, m!], {
+      fetcher: { fetch: () => Promise.reject(new Error('no request expected')) }, events: new CrawlEvents(undefined), now: () => 0, timeoutMs: 1, connectTimeoutMs: 1, headers: {}, reveal: (v) => v, signal: new AbortController().signal,
+    });
+    assert.equal(logins.covering(new URL('http://login.test:8080/x')), l);
+    assert.equal(logins.covering(new URL('http://login.test/x')), undefined);
+    assert.equal(logins.covering(new URL('http://a.test:9/x')), m);
+    assert.equal(logins.covering(new URL('http://b.test:81/x')), m);
+    assert.equal(logins.covering(new URL('http://b.test:82/x')), undefined);
+  });
+});
+
 describe('FormLogins', () => {
   it('covers the hosts of sites only; tasks that ask at once share one login', async () => {
     const t = setup();
