@@ -15,6 +15,7 @@ import { formatDiagnostic, hasErrors } from '../config/diagnostics.ts';
 import { readConfigFile } from '../config/load.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { httpAuthFor } from '../engine/cycle-setup.ts';
+import { describeLogin, formLoginsOf } from '../engine/form-logins.ts';
 import { keyFilePath, loadKeyFile, type SecretKey } from '../config/secrets.ts';
 import { proxyRoutes, requestPlan, usesProxies, type RequestPlan } from '../engine/request-setup.ts';
 import { buildRuntime } from '../engine/runtime.ts';
@@ -44,6 +45,8 @@ export interface UrlTestResult {
   readonly record?: { readonly status: string; readonly skipCode: string | null; readonly skipReason: string | null; readonly httpStatus: number | null; readonly lastCrawled: string };
   /** The passwd entries that would answer a challenge for the URL: names, users, schemes and realms (never a password). */
   readonly credentials?: string;
+  /** The form login that covers the URL's host (logins), named with where it submits. */
+  readonly login?: string;
   /** With --data and use_cookies: the names, domains and paths of the cookies the saved jar would send (never a value). */
   readonly cookies?: string[];
   /** For an allowed URL: how it would be requested (sub-collection, proxies, method, client certificate); names only. */
@@ -141,6 +144,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       });
       const results: UrlTestResult[] = [];
       const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.data);
+      const logins = formLoginsOf(s.logins);
       try {
         for (const raw of urls) {
           // The crawl's own normalisation (Crawler.normalize): WHATWG parse without the
@@ -157,7 +161,8 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
           const d = rt.scope.decide({ url, parent: undefined, hops: 0, viaRedirect: false, seed: false }, true);
           const trace = [...d.trace];
           const credentials = auth?.describe(url);
-          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace, ...(credentials !== undefined ? { credentials } : {}) };
+          const login = logins.length > 0 ? describeLogin(logins, url) : undefined;
+          let result: UrlTestResult = { url: url.href, ...input, allowed: d.allowed, code: d.code ?? null, decidedBy: d.decidedBy, reason: d.reason, trace, ...(credentials !== undefined ? { credentials } : {}), ...(login !== undefined ? { login } : {}) };
           if (d.allowed && url.protocol === 'ftp:') {
             // Which account an FTP fetch would log in with (its name only), and no robots.txt: it is an HTTP convention.
             const who = ftpUserFor(s, url.hostname);
@@ -190,7 +195,8 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
       } finally {
         await fetcher.close();
       }
-      if (opts.data !== undefined) await addRecords(results, opts.data, c.name, s.useCookies ? s.cookieTimeoutS * 1000 : undefined);
+      // The jar is the crawl's with use_cookies, and for the login sessions of a collection with logins.
+      if (opts.data !== undefined) await addRecords(results, opts.data, c.name, s.useCookies || logins.length > 0 ? s.cookieTimeoutS * 1000 : undefined);
       for (const res of results) {
         if (opts.json) {
           io.out(JSON.stringify(res));
@@ -204,6 +210,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         }
         if (opts.explain) {
           if (res.credentials !== undefined) io.out(`  credentials: ${res.credentials}`);
+          if (res.login !== undefined) io.out(`  login: ${res.login}`);
           if (res.cookies !== undefined) io.out(`  cookies: ${res.cookies.length > 0 ? res.cookies.join(', ') : 'none'}`);
           res.trace.forEach((t, i) => io.out(`  ${String(i + 1).padStart(2)}. ${t.rule}: ${t.verdict}${t.reason ? ` (${t.reason})` : ''}`));
           io.out(`  decided by: ${res.decidedBy}`);

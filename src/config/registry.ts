@@ -438,28 +438,28 @@ const RSS = section({
 // ------------------------------------------------------------------ 2.2.4.31–32, 2.2.6
 
 const PARAMETERS = section({
-  name: 'parameters', key: 'parameters', honoured: 'not', meaning: 'Form variables of the login form.', spec: 'MS-FSCCFG 2.2.4.32', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<variable>', key: 'value', honoured: 'not', type: 'string', secret: 'value', meaning: 'The value submitted for that form variable.', spec: 'MS-FSCCFG 2.2.4.32' }),
+  name: 'parameters', key: 'parameters', honoured: 'full', meaning: 'Form variables of the login form.', spec: 'MS-FSCCFG 2.2.4.32', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<variable>', key: 'value', honoured: 'full', type: 'string', secret: 'value', meaning: 'The value submitted for that form variable.', spec: 'MS-FSCCFG 2.2.4.32' }),
 });
 
 export const LOGIN = section({
-  name: '<login>', key: 'login', honoured: 'not', nameCheck: checkSectionName, meaning: 'One HTML form login; also written as a <Login> element.', spec: 'MS-FSCCFG 2.2.4.31',
+  name: '<login>', key: 'login', honoured: 'full', nameCheck: checkSectionName, meaning: 'One HTML form login; also written as a <Login> element.', spec: 'MS-FSCCFG 2.2.4.31',
   sections: [PARAMETERS],
   attribs: [
-    attrib({ name: 'preload', key: 'preload', honoured: 'not', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Page fetched before the login form is processed.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'scheme', key: 'scheme', honoured: 'not', type: 'string', allowed: ['http', 'https'], meaning: 'Scheme of the login site: http or https.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'site', key: 'site', honoured: 'not', type: 'string', check: checkHostName, meaning: 'Host name of the login form page.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'form', key: 'form', honoured: 'not', type: 'string', meaning: 'Path of the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'action', key: 'action', honoured: 'not', type: 'string', allowed: ['GET', 'POST'], meaning: 'Form method: GET or POST.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'sites', key: 'sites', honoured: 'not', type: 'list-string', check: checkHostName, meaning: 'Sites to log into before crawling them.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'ttl', key: 'ttlS', honoured: 'not', type: 'integer', min: 0, unit: 's', meaning: 'Time after which the crawler logs in again.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'html_form', key: 'htmlForm', honoured: 'not', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'URI of the page that holds the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'autofill', key: 'autofill', honoured: 'not', type: 'boolean', meaning: 'Fill the form automatically (needs html_form).', spec: 'MS-FSCCFG 2.2.4.31' }),
-    attrib({ name: 'relogin_if_failed', key: 'reloginIfFailed', honoured: 'not', type: 'boolean', meaning: 'Try to log in again after ttl seconds when the login failed.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'preload', key: 'preload', honoured: 'full', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'Page fetched before the login form is processed.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'scheme', key: 'scheme', honoured: 'full', type: 'string', allowed: ['http', 'https'], meaning: 'Scheme of the login site: http or https.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'site', key: 'site', honoured: 'full', type: 'string', check: checkHostName, meaning: 'Host name of the login form page.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'form', key: 'form', honoured: 'full', type: 'string', meaning: 'Path of the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'action', key: 'action', honoured: 'full', type: 'string', allowed: ['GET', 'POST'], meaning: 'Form method: GET or POST.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'sites', key: 'sites', honoured: 'full', type: 'list-string', check: checkHostName, meaning: 'Sites to log into before crawling them.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'ttl', key: 'ttlS', honoured: 'full', type: 'integer', min: 0, unit: 's', meaning: 'Time after which the crawler logs in again.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'html_form', key: 'htmlForm', honoured: 'full', type: 'string', check: checkAbsoluteHttpUri, secret: 'url', meaning: 'URI of the page that holds the login form.', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'autofill', key: 'autofill', honoured: 'full', type: 'boolean', meaning: 'Fill the form automatically (needs html_form).', spec: 'MS-FSCCFG 2.2.4.31' }),
+    attrib({ name: 'relogin_if_failed', key: 'reloginIfFailed', honoured: 'full', type: 'boolean', meaning: 'Try to log in again after ttl seconds when the login failed.', spec: 'MS-FSCCFG 2.2.4.31' }),
   ],
 });
 
-const LOGINS = section({ name: 'logins', key: 'logins', honoured: 'not', meaning: 'HTML form logins, one section each.', spec: 'MS-FSCCFG 2.2.4.31', attribs: [], sections: [], dynamicSection: LOGIN });
+const LOGINS = section({ name: 'logins', key: 'logins', honoured: 'full', meaning: 'HTML form logins, one section each.', spec: 'MS-FSCCFG 2.2.4.31', attribs: [], sections: [], dynamicSection: LOGIN });
 
 // ------------------------------------------------------------------ extensions
 
@@ -643,10 +643,10 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'umlogs', key: 'umlogs', honoured: 'not', type: 'boolean', default: true, meaning: 'Send all logs to the multinode scheduler.', spec: S }),
   attrib({ name: 'sort_query_params', key: 'sortQueryParams', honoured: 'full', type: 'boolean', default: false, meaning: 'Sort query parameters by key.', spec: S }),
   attrib({ name: 'robots_timeout', key: 'robotsTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download robots.txt.', spec: S }),
-  attrib({ name: 'login_timeout', key: 'loginTimeoutS', honoured: 'not', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time for a login request.', spec: S }),
+  attrib({ name: 'login_timeout', key: 'loginTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time for a login request.', spec: S }),
   // Spec decision: login_failed_ignore appears only in the 3.2 example. trawl
   // reads it as: keep crawling a site whose form login failed.
-  attrib({ name: 'login_failed_ignore', key: 'loginFailedIgnore', honoured: 'not', type: 'boolean', default: false, meaning: 'Crawl a site even when its form login failed (from the 3.2 example).', spec: 'MS-FSCCFG 3.2' }),
+  attrib({ name: 'login_failed_ignore', key: 'loginFailedIgnore', honoured: 'full', type: 'boolean', default: false, meaning: 'Crawl a site even when its form login failed (from the 3.2 example).', spec: 'MS-FSCCFG 3.2' }),
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
   attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'full', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie (one without Expires or Max-Age) is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),

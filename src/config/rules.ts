@@ -80,6 +80,13 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
     if (login.autofill === true && login.htmlForm === undefined) {
       err('TRAWL_ERR_CONFIG_RULE', `logins.${name}.autofill`, `login ${JSON.stringify(name)} has autofill yes but no html_form; MS-FSCCFG 2.2.4.31 requires html_form then`);
     }
+    const hasTarget = login.site !== undefined && login.site.trim() !== '' && login.form !== undefined && login.form.trim() !== '';
+    if (!hasTarget && !(login.autofill === true && login.htmlForm !== undefined)) {
+      err('TRAWL_ERR_CONFIG_RULE', `logins.${name}`, `login ${JSON.stringify(name)} has nowhere to submit its form: set site and form (or autofill yes with html_form, whose form's action is then used)`);
+    }
+    if ((login.sites ?? []).length === 0 && (login.site === undefined || login.site.trim() === '')) {
+      err('TRAWL_ERR_CONFIG_RULE', `logins.${name}.sites`, `login ${JSON.stringify(name)} covers no site: set sites (the hosts to log into before crawling them), or site`, 'warning');
+    }
   }
 
   // 2.2.4.24: the adaptive section is used only with refresh_mode adaptive.

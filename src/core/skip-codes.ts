@@ -19,6 +19,8 @@ export const URI_SKIP_CODES = {
   de: 'Depth exceeded: beyond crawlmode DEPTH:n',
   // Not in MS-FSCADM: the refresh-only mode of MS-FSCCFG 2.2.4.18 limits.max_doc.
   rl: 'Refresh-only limit: the collection holds limits.max_doc documents, so a URI never fetched is not fetched',
+  // Not in MS-FSCADM: the form logins of MS-FSCCFG 2.2.4.31.
+  lf: 'Login failed: the form login that covers the site failed, so its URIs are not fetched in this cycle',
 } as const;
 
 export const DOC_SKIP_CODES = {
@@ -68,6 +70,7 @@ export const URI_SKIP_ACTIONS: Readonly<Record<UriSkipCode, string>> = {
   fo: 'widen the focused section',
   de: 'raise crawlmode DEPTH:n',
   rl: 'raise limits.max_doc, or delete documents: refresh-only ends below max_doc - max_doc_slack',
+  lf: 'read why in logs/crawl.log (event login); check the login\'s parameters and form, or set login_failed_ignore to crawl the site anyway',
 };
 
 /** What an operator who wanted a document dropped with this code can do; one entry per code. */

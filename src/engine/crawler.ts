@@ -150,7 +150,8 @@ export class CollectionCrawl {
     this.started = this.now();
     this.setup();
     const env = this.env;
-    const cookies = env.rt.settings.useCookies ? this.cookies : undefined;
+    // The jar is used with use_cookies, and for the login sessions of a collection with logins.
+    const cookies = env.rt.settings.useCookies || Object.keys(env.rt.settings.logins).length > 0 ? this.cookies : undefined;
     await cookies?.load();
     const resumed = await this.beginCycle();
     let stoppedBy: CycleSummary['stoppedBy'] = 'done';

@@ -5,7 +5,7 @@
  *   settings ─► Runtime ─► resolver + fetcher (client certificate, proxies) + FTP fetcher ─► robots.txt manager
  *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
  *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
- *                       ─► Seeder, PagePipeline ─► SiteTasks
+ *                       ─► FormLogins (logins) ─► Seeder, PagePipeline ─► SiteTasks
  */
 
 import { readClientCertificate } from '../config/client-cert.ts';
@@ -22,6 +22,7 @@ import type { CollectionSettings } from '../config/registry.ts';
 import type { FtpAccount } from '../fetch/ftp-fetcher.ts';
 import { LazyFtpFetcher, type FtpFetching } from '../fetch/ftp-lazy.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
+import { HostScopedJar } from '../fetch/cookies.ts';
 import { sharedExtractPool } from '../extract/extract-pool.ts';
 import { BloomFilter } from '../frontier/bloom.ts';
 import { SiteScheduler, type SiteState } from '../frontier/site-scheduler.ts';
@@ -31,6 +32,7 @@ import { CycleEnv } from './cycle-env.ts';
 import type { CycleStats } from './cycle-stats.ts';
 import { CycleLimits } from './cycle-limits.ts';
 import { DiskGuard } from './disk-guard.ts';
+import { FormLogins, formLoginsOf, loginHosts } from './form-logins.ts';
 import type { DuplicateDetector } from './duplicates.ts';
 import { LinkScreening } from './link-screening.ts';
 import { PagePipeline } from './pipeline/pipeline.ts';
@@ -109,13 +111,16 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const key = (): SecretKey => (secretKey ??= loadKeyFile(keyFilePath(opts.dataDir ?? process.cwd(), s.secrets.keyFile)));
   // key_file / cert_file: read and checked now, so a wrong file stops the cycle with its name, before any request.
   const tls = readClientCertificate(s, opts.baseDir ?? process.cwd());
+  // logins: with use_cookies off, the jar keeps (and sends) only the cookies of the hosts the logins cover or use.
+  const logins = formLoginsOf(s.logins);
+  const jar = s.useCookies || logins.length > 0 ? shared.cookies(s.cookieTimeoutS * 1000) : undefined;
   const auth = httpAuthFor(s.passwd, s.startUris ?? [], s.secrets.keyFile, opts.dataDir, { resolver, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000 });
   const fetcher = new HttpFetcher(resolver, {
     connections: Math.max(2, s.maxPending), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
     ...(tls ? { tls } : {}), ...(usesProxies(rt) ? { proxyMaxPending: s.proxyMaxPending } : {}),
     observer: opts.fetchObserver,
     auth,
-    cookies: s.useCookies ? shared.cookies(s.cookieTimeoutS * 1000) : undefined,
+    cookies: jar && !s.useCookies ? new HostScopedJar(jar, loginHosts(logins)) : jar,
   });
   const proxyFor = usesProxies(rt) ? proxyRoutes(rt, fetcher, key) : undefined;
   const ftp = new LazyFtpFetcher(resolver, checker, { account: ftpAccounts(s, key), connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000, maxListingBytes: s.trawlLimits.maxDocumentBytes, observer: opts.fetchObserver });
@@ -154,9 +159,15 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
   const pipeline = PagePipeline.standard(env);
+  const formLogins = logins.length === 0 ? undefined : new FormLogins(logins, {
+    fetcher, events, now, timeoutMs: s.loginTimeoutS * 1000, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
+    headers: rt.headers, reveal: (v) => revealSecret(v, key), signal: shared.signal,
+    ...(proxyFor ? { proxyFor: (url: URL) => proxyFor(rt.subOf(url)) } : {}),
+  });
   const siteTasks = new SiteTasks({
     env, resolver, fetcher, ftp, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused,
     proxyFor, postPayloadFor: postPayloads(s.postPayload, key), sendReferer: s.http.sendReferer,
+    logins: formLogins, loginFailedIgnore: s.loginFailedIgnore,
   });
   return { env, fetcher, ftp, auth, seeder, siteTasks };
 }

@@ -5,9 +5,10 @@
  *   robots.txt: the rules in memory, else the crawl store's copy, else fetched (the whole task);
  *               none for an ftp:// site (robots.txt is an HTTP convention: said once per site)
  *   lease ─► a suspect waits for the one under way ─► refused before any request?
- *         (robots.txt, a sent link out of scope, an address rule) ─► max_doc
+ *         (robots.txt, a sent link out of scope, an address rule) ─► a form login
+ *         that covers the site (logged in, or `lf`) ─► max_doc
  *         ─► fetch (the gate moves on when the request is sent; HttpFetcher, or FtpFetcher
- *            for ftp://) ─► PagePipeline
+ *            for ftp://; a lost login session: log in again and fetch once more) ─► PagePipeline
  *
  * A task holds a request slot until its response is in (releaseSlot); the
  * site may start its next request once the pipeline has made its decisions
@@ -19,11 +20,12 @@ import { pathAndQuery } from '../core/url.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import type { SiteResolver } from '../fetch/egress.ts';
 import type { FtpFetching } from '../fetch/ftp-lazy.ts';
-import type { HttpFetcher, FetchLimits, FetchOutcome, ProxySet } from '../fetch/http-fetcher.ts';
+import type { HttpFetcher, FetchLimits, FetchOutcome, FetchRequest, ProxySet } from '../fetch/http-fetcher.ts';
 import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES } from '../extract/feed.ts';
 import type { SiteState } from '../frontier/site-scheduler.ts';
 import { isSuspect, URI_FLAGS, type LeasedUri } from '../store/crawl-store.ts';
 import type { CycleEnv } from './cycle-env.ts';
+import type { FormLogin, FormLogins } from './form-logins.ts';
 import { PageContext, type PageOutcome } from './pipeline/page-context.ts';
 import type { PagePipeline } from './pipeline/pipeline.ts';
 import type { KnownRobots, RobotsManager } from './robots-manager.ts';
@@ -54,6 +56,10 @@ export interface SiteTaskParts {
   readonly postPayloadFor?: ((url: string) => string | undefined) | undefined;
   /** trawl_http send_referer: the parent URL goes with the request. */
   readonly sendReferer?: boolean;
+  /** logins: the form logins of the cycle; absent: the collection has none. */
+  readonly logins?: FormLogins | undefined;
+  /** login_failed_ignore: a covered site is crawled even when its login failed. */
+  readonly loginFailedIgnore?: boolean;
 }
 
 export class SiteTasks {
@@ -207,6 +213,19 @@ export class SiteTasks {
     }
     const refused = this.refusal(site, uri, url, robots);
     if (refused) return pipeline.write(new PageContext(site, uri, undefined, undefined, settings, st, env.now()), refused);
+    // logins: a covered site is logged into before its URI is fetched.
+    const login = this.p.logins?.covering(url);
+    let loginGeneration = 0;
+    if (login) {
+      const r = await this.p.logins!.ensure(login);
+      if (this.p.signal.aborted) {
+        // Stopping: the URI stays leased and goes back to the queue, whatever the login came to.
+        site.putBack(uri);
+        return;
+      }
+      if (!r.ok && !this.p.loginFailedIgnore) return this.loginRefused(new PageContext(site, uri, undefined, undefined, settings, st, env.now()), r.reason);
+      loginGeneration = r.generation;
+    }
     // max_doc: documents downloaded from one site at most.
     if (site.fetched >= settings.maxDoc) {
       site.closed = true;
@@ -252,15 +271,10 @@ export class SiteTasks {
     // The loop may start another request to this site now (max_pending).
     this.p.wake();
     let outcome: FetchOutcome;
+    /** Why the page is skipped with `lf`: its session was lost and the login again failed. */
+    let loginFailure: string | undefined;
     try {
-      outcome = url.protocol === 'ftp:' ? await this.p.ftp.fetch({
-        url,
-        limits: this.limitsFor(uri, settings),
-        passive: settings.ftpPassive,
-        ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
-        signal: this.p.signal,
-        onSent: () => env.sched.sent(site, env.now()),
-      }) : await this.p.fetcher.fetch({
+      const req: FetchRequest = {
         url,
         headers: uri.sub === undefined ? env.rt.headers : env.rt.headersFor(uri.sub),
         acceptCompression: settings.acceptCompression && settings.useHttp11,
@@ -273,7 +287,20 @@ export class SiteTasks {
         limits: this.limitsFor(uri, settings),
         signal: this.p.signal,
         onSent: () => env.sched.sent(site, env.now()),
-      });
+      };
+      outcome = url.protocol === 'ftp:' ? await this.p.ftp.fetch({
+        url,
+        limits: req.limits,
+        passive: settings.ftpPassive,
+        ...(settings.ifModifiedSince && previous?.lastModified ? { ifModifiedSince: previous.lastModified } : {}),
+        signal: this.p.signal,
+        onSent: req.onSent,
+      }) : await this.p.fetcher.fetch(req);
+      if (login && !this.p.signal.aborted) {
+        const again = await this.afterLostSession(login, loginGeneration, url, req, outcome);
+        if (typeof again === 'string') loginFailure = again;
+        else outcome = again;
+      }
     } finally {
       this.inFlight--;
       // The response is in: extracting, storing and committing it need no request slot.
@@ -288,6 +315,12 @@ export class SiteTasks {
     env.stats.c.requests++;
     st.add('Processed');
     st.data.discrete.LastUri = uri.url;
+    if (loginFailure !== undefined) {
+      env.sched.finished(site, true);
+      const ctx = new PageContext(site, uri, undefined, undefined, settings, st, env.now());
+      ctx.newDocument = newDocument;
+      return this.loginRefused(ctx, loginFailure);
+    }
     // The site is free for its next request once the pipeline has made its
     // decisions about it (failures, a Retry-After pause, closing it), which
     // it does before its first await: storing and committing the page take
@@ -303,6 +336,33 @@ export class SiteTasks {
     } finally {
       site.committing--;
     }
+  }
+
+  /**
+   * A covered page that shows its login session was lost (form-logins.ts
+   * sessionLost): logs in again (once for all the pages that saw the same
+   * session end) and fetches the page once more. Returns the outcome to
+   * go on with, or why the page is skipped (the login failed, and
+   * login_failed_ignore is off).
+   */
+  private async afterLostSession(login: FormLogin, generation: number, url: URL, req: FetchRequest, outcome: FetchOutcome): Promise<FetchOutcome | string> {
+    const logins = this.p.logins!;
+    const lost = logins.sessionLost(login, url, outcome);
+    if (lost === undefined) return outcome;
+    const r = await logins.relogin(login, generation, `session lost: ${lost}`);
+    if (!r.ok) return this.p.loginFailedIgnore ? outcome : r.reason;
+    if (this.p.signal.aborted) return outcome;
+    const again = await this.p.fetcher.fetch(req);
+    if (again.kind === 'response' && (again.status === 401 || again.status === 403) && outcome.kind === 'response' && outcome.status === again.status) logins.statusReloginUseless(login);
+    return again;
+  }
+
+  /** A URI of a site whose form login failed: skipped with `lf` and the login's reason, before any request for it. */
+  private loginRefused(ctx: PageContext, reason: string): Promise<void> {
+    const env = this.p.env;
+    // Logged whatever log.screened says (the writer logs it too when that is on).
+    if (!env.events.logScreened) env.events.emit({ type: 'skip', url: ctx.uri.url, code: 'lf', message: reason });
+    return this.p.pipeline.write(ctx, { kind: 'refused', code: 'lf', reason });
   }
 
   /**

@@ -57,6 +57,48 @@ export interface CookieJar {
   serialize(): string;
 }
 
+/**
+ * A jar that keeps and sends cookies only for some hosts: what a collection
+ * with form logins and use_cookies off uses, so the login sessions are
+ * kept and no other site's cookies are. `hosts` holds `host` (any port) and
+ * `host:port` entries, lower-case.
+ */
+export class HostScopedJar implements CookieJar {
+  private readonly jar: CookieJar;
+  private readonly hosts: ReadonlySet<string>;
+
+  constructor(jar: CookieJar, hosts: ReadonlySet<string>) {
+    this.jar = jar;
+    this.hosts = hosts;
+  }
+
+  private covers(url: string): boolean {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return false;
+    }
+    return this.hosts.has(u.host) || this.hosts.has(u.hostname);
+  }
+
+  getCookieString(url: string): string {
+    return this.covers(url) ? this.jar.getCookieString(url) : '';
+  }
+
+  setCookie(header: string, url: string): void {
+    if (this.covers(url)) this.jar.setCookie(header, url);
+  }
+
+  get changed(): boolean {
+    return this.jar.changed;
+  }
+
+  serialize(): string {
+    return this.jar.serialize();
+  }
+}
+
 export interface StoredCookie {
   readonly name: string;
   readonly value: string;
