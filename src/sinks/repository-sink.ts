@@ -36,6 +36,7 @@ import { compileSafeRegex } from '../core/safe-regex.ts';
 import { decodeText, htmlFields } from './document.ts';
 import { configRulesFor, type DocumentSourceData, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
 import { brokerAddress, StompProducer } from './stomp-producer.ts';
+import { fsyncDir } from '../store/content-store-common.ts';
 
 export const DEFAULT_INGESTION_QUEUE = 'csx.ingestion.documentsToIngest';
 
@@ -211,14 +212,9 @@ export class RepositorySink implements Sink {
 
   private async syncDir(dir: string): Promise<void> {
     try {
-      const fh = await open(dir, 'r');
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await fsyncDir(dir);
     } catch (err) {
-      throw this.writeError(dir, err);
+      throw this.writeError(dir, (err as Error).cause ?? err);
     }
   }
 

@@ -37,21 +37,19 @@
  */
 
 import { hostname } from 'node:os';
-import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
-import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, RecordStatus, UriRecord } from '../record-store.ts';
+import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, UriRecord } from '../record-store.ts';
 import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
 import { holdExclusive, openPool, transaction, type Client, type Pool, type Row } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
 import { SEQ_BLOCK } from './schema.ts';
 import { DELETE_COLLECTION_ROWS, NAMED, type StatementName } from './statements.ts';
+import { num, recordOfRow, str } from '../row-values.ts';
 
-const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
-const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
 /**
  * PostgreSQL's text cannot hold U+0000, which the service's own rows use
@@ -81,15 +79,6 @@ function toLeased(r: Row): LeasedUri {
     id: Number(r.id), url: String(r.url), site: String(r.site), depth: Number(r.depth), hops: Number(r.hops), redirects: Number(r.redirects),
     parent: str(r.parent), priority: Number(r.priority), sub: str(r.sub), retries: Number(r.retries), flags: Number(r.flags ?? 0),
     crawled: r.crawled === true,
-  };
-}
-
-function toRecord(r: Row): UriRecord {
-  return {
-    url: String(r.url), site: String(r.site), status: String(r.status) as RecordStatus, httpStatus: num(r.http_status), checksum: str(r.checksum),
-    lastCrawledMs: Number(r.last_crawled_ms), etag: str(r.etag), lastModified: str(r.last_modified), errorCount: Number(r.error_count),
-    skipCode: str(r.skip_code) as DocSkipCode | undefined, mime: str(r.mime), size: num(r.size), contentRef: str(r.content_ref),
-    duplicateOf: str(r.duplicate_of), redirectTo: str(r.redirect_to), depth: Number(r.depth), parent: str(r.parent), epoch: Number(r.epoch),
   };
 }
 
@@ -530,7 +519,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
 
   async getRecord(collection: string, url: string): Promise<UriRecord | undefined> {
     const r = (await this.run('getRecord', [collection, url])).rows[0];
-    return r ? toRecord(r) : undefined;
+    return r ? recordOfRow(r) : undefined;
   }
 
   async findByChecksum(collection: string, checksum: string, exceptUrl: string): Promise<string | undefined> {
@@ -542,7 +531,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   }
 
   async listRecords(collection: string): Promise<UriRecord[]> {
-    return (await this.run('listRecords', [collection])).rows.map(toRecord);
+    return (await this.run('listRecords', [collection])).rows.map(recordOfRow);
   }
 
   async listRecordPage(collection: string, page: RecordPageRequest): Promise<RecordPage> {
@@ -553,7 +542,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     const first = rows[0];
     const last = rows[rows.length - 1];
     return {
-      records: rows.map(toRecord), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
+      records: rows.map(recordOfRow), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
       ...(page.positions ? { positions: rows.map((r) => Number(r.id)) } : {}),
     };
   }
