@@ -88,5 +88,11 @@ if (run && !existsSync(entry)) {
   process.stderr.write(`trawl: TRAWL_RUN=${run} but ${fileURLToPath(entry)} does not exist${run === 'dist' ? ' (run npm run build)' : ''}\n`);
   process.exit(2);
 }
+// A reader that went away (`trawl crawl --help | head -1`) is an EPIPE on
+// standard output: what is left to print has nowhere to go, which is no
+// error of trawl's. Without a listener Node throws it as an unhandled event.
+process.stdout.on('error', (err) => {
+  if (err.code !== 'EPIPE') throw err;
+});
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv);

@@ -63,5 +63,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 if (import.meta.main) {
+  // A reader that went away (`trawl crawl --help | head -1`) is an EPIPE on
+  // standard output: what is left to print has nowhere to go, which is no
+  // error of trawl's. Without a listener Node throws it as an unhandled event.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   process.exitCode = await main(process.argv);
 }

@@ -41,4 +41,14 @@ describe('trawl codes', () => {
     assert.equal(bad.code, 1);
     assert.match(bad.err, /no such code: zz/);
   });
+
+  it('a reader that goes away early (`| head -1`) ends the output quietly, not with an unhandled EPIPE', () => {
+    for (const args of [['codes'], ['crawl', '--help']]) {
+      const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${BIN}" ${args.join(' ')} | head -1`], { encoding: 'utf8' });
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /EPIPE|Unhandled/);
+      assert.equal(r.stdout.split('\n').filter(Boolean).length, 1);
+    }
+  });
 });
+
