@@ -131,7 +131,11 @@ function configXml(o: { name: string; site: string; es: string; enc: string }): 
         <attrib name="url" type="string">${o.es.replace('http://', `http://elastic:${CLEAR.esUrl}@`)}</attrib>
       </section>
     </section>
+    <attrib name="login_failed_ignore" type="boolean">yes</attrib>
     <Login name="site">
+      <attrib name="scheme" type="string">http</attrib>
+      <attrib name="site" type="string">${host}</attrib>
+      <attrib name="form" type="string">/login</attrib>
       <attrib name="preload" type="string">http://pl:${CLEAR.preload}@${host}/login</attrib>
       <attrib name="sites" type="list-string"><member>${host}</member></attrib>
       <section name="parameters">
