@@ -196,7 +196,7 @@ function summaryText(s: CycleSummary & { feeding?: FeedingSummary; paths?: Outpu
 export function registerCrawlCommand(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
     .command('crawl')
-    .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle, to completion')
+    .description('crawl the given collections (MS-FSCCFG XML or Elastic YAML) or URLs: one refresh cycle (--cycles N for more), to completion')
     .argument('<inputs...>', 'configuration files, or http(s) or ftp URLs to crawl within their own sites')
     .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
     .option('--store <url>', 'the crawl store: sqlite:PATH (default <data>/trawl.db) or postgres://user@host:port/database')
