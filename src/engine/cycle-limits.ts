@@ -29,8 +29,9 @@
  * MS-FSCCFG `refresh` bounds a cycle too: one still crawling `refresh`
  * minutes after it started ends there, complete, and what it left queued is
  * the next cycle's, as its `refresh_mode` says (scratch drops it, append and
- * prepend keep it, soft keeps those sites out of the refresh: seeding.ts). Nothing here runs per page when no bound is set,
- * beyond a comparison.
+ * prepend keep it, soft keeps those sites out of the refresh: seeding.ts).
+ *
+ * Nothing here runs per page when no bound is set, beyond a comparison.
  */
 
 import type { CycleRecordCounts } from '../store/crawl-store.ts';

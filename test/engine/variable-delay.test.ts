@@ -18,7 +18,7 @@ const list = (name: string, items: readonly string[]) =>
   `<attrib name="${name}" type="list-string">${items.map((i) => `<member>${i}</member>`).join('')}</attrib>`;
 
 /** A slot covering the whole of today, local time (the slots are judged in local time). */
-export function todaySlot(): string {
+function todaySlot(): string {
   const day = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date().getDay()]!;
   return `${day}:00.00-${day}:23.59`;
 }
