@@ -247,6 +247,14 @@ export class SiteTasks {
       site.putBack(uri);
       return;
     }
+    // Checks that put the URI back come before the places the cycle limits hand out below.
+    if (uri.sub !== undefined && env.rt.delayNow(uri.sub, env.now()) === 'suspend') {
+      // MS-FSCCFG 2.2.4.23: the sub-collection's variable_delay slot suspends its
+      // crawling: the URI waits in front of its site, and the site is looked at again later.
+      site.putBack(uri);
+      env.sched.hold(site, env.now() + SUSPEND_RECHECK_MS);
+      return;
+    }
     // limits.max_doc (cycle-limits.ts): a URI never fetched takes one of the places left, or is not fetched.
     const newDocument = previous === undefined && env.limits.countsDocuments;
     if (newDocument && !env.limits.takeNewDocument()) {
@@ -256,13 +264,6 @@ export class SiteTasks {
       // trawl_limits.max_unique_urls used up: the loop ends the cycle once the fetches under way are in.
       if (newDocument) env.limits.settleNewDocument(false);
       site.putBack(uri);
-      return;
-    }
-    if (uri.sub !== undefined && env.rt.delayNow(uri.sub, env.now()) === 'suspend') {
-      // MS-FSCCFG 2.2.4.23: the sub-collection's variable_delay slot suspends its
-      // crawling: the URI waits in front of its site, and the site is looked at again later.
-      site.putBack(uri);
-      env.sched.hold(site, env.now() + SUSPEND_RECHECK_MS);
       return;
     }
     env.sched.started(site, env.now());
