@@ -476,7 +476,7 @@ const EGRESS = section({
 });
 
 const TRAWL_LIMITS = section({
-  name: 'trawl_limits', key: 'trawlLimits', honoured: { partly: 'the search document size limits are ignored' }, meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
+  name: 'trawl_limits', key: 'trawlLimits', honoured: 'full', meaning: 'Bounds on every input (Elastic crawler resource limits).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'max_url_length', key: 'maxUrlLength', honoured: 'full', type: 'integer', default: 2048, min: 1, unit: 'characters', meaning: 'URLs longer than this are skipped.', spec: X }),
     attrib({ name: 'max_url_segments', key: 'maxUrlSegments', honoured: 'full', type: 'integer', default: 16, min: 1, meaning: 'URLs whose path has more segments are skipped.', spec: X }),
@@ -487,12 +487,12 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'connect_timeout', key: 'connectTimeoutS', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
     attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'full', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle that has run this long (wall time since it started, a resumed cycle\'s earlier runs included) starts no more fetches: the ones under way finish, the URIs still queued are abandoned, and the cycle ends complete (the Elastic crawler\'s max_duration).', spec: X }),
     attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'full', type: 'integer', min: 1, meaning: 'URIs fetched in one refresh cycle at most (each once, retries not counted again); then the URIs still queued are abandoned and the cycle ends complete (the Elastic crawler\'s max_unique_url_count).', spec: X }),
-    attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
-    attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', honoured: 'not', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
-    attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),
-    attrib({ name: 'max_description_bytes', key: 'maxDescriptionBytes', honoured: 'not', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest meta description kept for a search document.', spec: X }),
-    attrib({ name: 'max_indexed_links', key: 'maxIndexedLinks', honoured: 'not', type: 'integer', default: 25, min: 0, meaning: 'Links stored in a search document.', spec: X }),
-    attrib({ name: 'max_headings', key: 'maxHeadings', honoured: 'not', type: 'integer', default: 25, min: 0, meaning: 'Headings stored in a search document.', spec: X }),
+    attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'full', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
+    attrib({ name: 'max_body_bytes', key: 'maxBodyBytes', honoured: 'full', type: 'integer', default: 5242880, min: 0, unit: 'bytes', meaning: 'Longest body text kept for a search document.', spec: X }),
+    attrib({ name: 'max_keywords_bytes', key: 'maxKeywordsBytes', honoured: 'full', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest meta keywords kept for a search document.', spec: X }),
+    attrib({ name: 'max_description_bytes', key: 'maxDescriptionBytes', honoured: 'full', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest meta description kept for a search document.', spec: X }),
+    attrib({ name: 'max_indexed_links', key: 'maxIndexedLinks', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Links stored in a search document.', spec: X }),
+    attrib({ name: 'max_headings', key: 'maxHeadings', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Headings stored in a search document.', spec: X }),
   ],
 });
 

@@ -27,7 +27,11 @@ export interface CollectionFeederOptions {
 /** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
 /** How the collection's search documents are built (pp ds_send_links, trawl_limits max_links_per_page, uri_search_mime): by the feeder and by `trawl export --document`. */
 export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 'collection' | 'crawlCollection'> {
-  return { allLinks: s.pp.dsSendLinks, maxLinks: s.trawlLimits.maxLinksPerPage, htmlMime: s.uriSearchMime };
+  const t = s.trawlLimits;
+  return {
+    allLinks: s.pp.dsSendLinks, maxLinks: t.maxLinksPerPage, htmlMime: s.uriSearchMime,
+    limits: { titleBytes: t.maxTitleBytes, bodyBytes: t.maxBodyBytes, keywordsBytes: t.maxKeywordsBytes, descriptionBytes: t.maxDescriptionBytes, indexedLinks: t.maxIndexedLinks, headings: t.maxHeadings },
+  };
 }
 
 export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {

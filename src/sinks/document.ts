@@ -15,15 +15,25 @@ import { Parser } from 'htmlparser2';
 import { mimeMatches } from '../fetch/mime.ts';
 import type { UriRecord } from '../store/crawl-store.ts';
 
-/** Elastic's crawler.extraction.*.limit defaults. */
-export const EXTRACTION_LIMITS = {
+/** How much of a page a search document keeps (trawl_limits.max_title_bytes … max_headings). */
+export interface ExtractionLimits {
+  readonly titleBytes: number;
+  readonly bodyBytes: number;
+  readonly keywordsBytes: number;
+  readonly descriptionBytes: number;
+  readonly indexedLinks: number;
+  readonly headings: number;
+}
+
+/** Elastic's crawler.extraction.*.limit defaults, which trawl_limits' defaults equal. */
+export const EXTRACTION_LIMITS: ExtractionLimits = {
   titleBytes: 1024,
   bodyBytes: 5_242_880,
   keywordsBytes: 512,
   descriptionBytes: 1024,
   indexedLinks: 25,
   headings: 25,
-} as const;
+};
 
 export interface SearchDocument {
   readonly id: string;
@@ -79,7 +89,7 @@ const HEADING = /^h[1-6]$/;
 const BLOCK = new Set(['p', 'div', 'br', 'li', 'tr', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'section', 'article', 'header', 'footer', 'blockquote', 'pre']);
 
 /** Title, body text, meta description and keywords, headings and links of an HTML page, in one streaming pass. */
-export function htmlFields(html: string, baseUrl: string, maxLinks: number): HtmlFields {
+export function htmlFields(html: string, baseUrl: string, maxLinks: number, limits: ExtractionLimits = EXTRACTION_LIMITS): HtmlFields {
   const out: HtmlFields = { body: '', headings: [], links: [] };
   const body: string[] = [];
   let bodyChars = 0;
@@ -122,7 +132,7 @@ export function htmlFields(html: string, baseUrl: string, maxLinks: number): Htm
     },
     ontext(text) {
       if (inTitle) title += text;
-      else if (skipDepth === 0 && bodyChars < EXTRACTION_LIMITS.bodyBytes) {
+      else if (skipDepth === 0 && bodyChars < limits.bodyBytes) {
         body.push(text);
         bodyChars += text.length;
       }
@@ -133,7 +143,7 @@ export function htmlFields(html: string, baseUrl: string, maxLinks: number): Htm
       else if (SKIP_TEXT.has(name)) skipDepth = Math.max(0, skipDepth - 1);
       else if (HEADING.test(name) && heading !== undefined) {
         const h = squash(heading);
-        if (h && out.headings.length < EXTRACTION_LIMITS.headings) out.headings.push(h);
+        if (h && out.headings.length < limits.headings) out.headings.push(h);
         heading = undefined;
       }
       if (BLOCK.has(name)) body.push(' ');
@@ -188,6 +198,8 @@ export interface DocumentOptions {
   /** pp ds_send_links: every link of the page, not only the first 25. */
   readonly allLinks?: boolean;
   readonly maxLinks?: number;
+  /** The trawl_limits extraction limits (default EXTRACTION_LIMITS). */
+  readonly limits?: ExtractionLimits;
   /** uri_search_mime: the types parsed as HTML. */
   readonly htmlMime?: readonly string[];
 }
@@ -202,10 +214,11 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
   const port = u.port || (u.protocol === 'https:' ? '443' : u.protocol === 'http:' ? '80' : '');
   const isHtml = mimeMatches(src.mime, o.htmlMime ?? HTML_MIME);
   const isText = isHtml || src.mime.startsWith('text/') || /[+/](xml|json)$/.test(src.mime);
+  const L = o.limits ?? EXTRACTION_LIMITS;
   let fields: Partial<HtmlFields> = {};
   let text: string | undefined;
   if (isHtml) {
-    fields = htmlFields(decodeText(src.body, src.charset), src.record.url, o.allLinks ? (o.maxLinks ?? 1000) : EXTRACTION_LIMITS.indexedLinks);
+    fields = htmlFields(decodeText(src.body, src.charset), src.record.url, o.allLinks ? (o.maxLinks ?? 1000) : L.indexedLinks, L);
     text = fields.body;
   } else if (isText) {
     text = decodeText(src.body, src.charset);
@@ -220,10 +233,10 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
     ...(dirs[0] !== undefined ? { url_path_dir1: dirs[0] } : {}),
     ...(dirs[1] !== undefined ? { url_path_dir2: dirs[1] } : {}),
     ...(dirs[2] !== undefined ? { url_path_dir3: dirs[2] } : {}),
-    ...(fields.title !== undefined ? { title: cutUtf8(fields.title, EXTRACTION_LIMITS.titleBytes) } : {}),
-    ...(text !== undefined ? { body_content: cutUtf8(text, EXTRACTION_LIMITS.bodyBytes) } : { body_base64: Buffer.from(src.body).toString('base64') }),
-    ...(fields.description !== undefined ? { meta_description: cutUtf8(squash(fields.description), EXTRACTION_LIMITS.descriptionBytes) } : {}),
-    ...(fields.keywords !== undefined ? { meta_keywords: cutUtf8(squash(fields.keywords), EXTRACTION_LIMITS.keywordsBytes) } : {}),
+    ...(fields.title !== undefined ? { title: cutUtf8(fields.title, L.titleBytes) } : {}),
+    ...(text !== undefined ? { body_content: cutUtf8(text, L.bodyBytes) } : { body_base64: Buffer.from(src.body).toString('base64') }),
+    ...(fields.description !== undefined ? { meta_description: cutUtf8(squash(fields.description), L.descriptionBytes) } : {}),
+    ...(fields.keywords !== undefined ? { meta_keywords: cutUtf8(squash(fields.keywords), L.keywordsBytes) } : {}),
     ...(isHtml ? { headings: fields.headings ?? [], links: fields.links ?? [] } : {}),
     ...(src.record.checksum !== undefined ? { content_hash: src.record.checksum } : {}),
     last_crawled_at: new Date(src.record.lastCrawledMs).toISOString(),

@@ -54,14 +54,12 @@ describe('warnings for parameters this version does not honour', () => {
     assert.match(r.err, /noscope\.xml:3:3: warning TRAWL_ERR_CONFIG_RULE: collection "c", include_domains: the collection has no scope: .*add an include_domains section/);
   });
 
-  it('Elastic YAML keys that map onto parameters this version ignores are warned about at their YAML line', () => {
+  it('Elastic YAML keys all map onto parameters this version honours: the limits a YAML sets give no warning', () => {
     const yml = join(tmp, 'elastic.yml');
-    writeFileSync(yml, 'domains:\n  - url: https://example.com\nmax_duration: 3600\nmax_title_size: 100\n');
-    const r = trawl(['config', 'validate', yml]);
+    writeFileSync(yml, 'domains:\n  - url: https://example.com\nmax_duration: 3600\nmax_title_size: 100\nmax_unique_url_count: 50\n');
+    const r = trawl(['config', 'validate', yml, '--strict']);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.err, /elastic\.yml:4:\d+: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "elastic", trawl_limits\.max_title_bytes:/);
-    // max_duration maps onto trawl_limits.max_crawl_duration, which is honoured: no warning.
-    assert.doesNotMatch(r.err, /max_crawl_duration/);
+    assert.doesNotMatch(r.err, /NOT_HONOURED/);
   });
 
   it('trawl crawl prints them on stderr when the collection starts', () => {

@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EXTRACTION_LIMITS, buildDocument, cutUtf8, documentId, htmlFields } from '../../src/sinks/document.ts';
+import { resolveSettings } from '../../src/config/effective.ts';
+import { readConfigXml } from '../../src/config/xml-reader.ts';
+import { documentOptionsOf } from '../../src/sinks/collection-feeder.ts';
 import { rec } from '../store/crawl-store-suite.ts';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -86,6 +89,30 @@ describe('the search document', () => {
     const doc = buildDocument({ record: rec('http://a.test/'), body: enc(`<title>${longTitle}</title>`), mime: 'text/html' }, opts);
     assert.equal(Buffer.byteLength(doc.title!), EXTRACTION_LIMITS.titleBytes);
     assert.ok(!doc.title!.includes('\uFFFD'));
+  });
+
+  it('cuts to the trawl_limits a collection sets (max_title_bytes … max_headings), read from its configuration', () => {
+    const xml = `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="c">
+      <section name="trawl_limits">
+        <attrib name="max_title_bytes" type="integer">5</attrib><attrib name="max_body_bytes" type="integer">12</attrib>
+        <attrib name="max_keywords_bytes" type="integer">4</attrib><attrib name="max_description_bytes" type="integer">6</attrib>
+        <attrib name="max_indexed_links" type="integer">2</attrib><attrib name="max_headings" type="integer">1</attrib>
+      </section></DomainSpecification></CrawlerConfig>`;
+    const config = readConfigXml(xml, 'limits.xml').document.collections[0]!;
+    const o = { ...opts, ...documentOptionsOf(resolveSettings(config)) };
+    const html = `<title>A long title</title><meta name="description" content="described at length"><meta name="keywords" content="one, two">
+      <h1>First</h1><h2>Second</h2><p>body text that goes on</p><a href="/a">a</a><a href="/b">b</a><a href="/c">c</a>`;
+    const doc = buildDocument({ record: rec('http://example.test/p'), body: enc(html), mime: 'text/html' }, o);
+    assert.equal(doc.title, 'A lon');
+    assert.equal(doc.meta_description, 'descri');
+    assert.equal(doc.meta_keywords, 'one,');
+    assert.ok(Buffer.byteLength(doc.body_content!) <= 12 && doc.body_content!.startsWith('First'), doc.body_content);
+    assert.deepEqual(doc.headings, ['First']);
+    assert.deepEqual(doc.links, ['http://example.test/a', 'http://example.test/b']);
+    // The defaults are Elastic's.
+    const plain = buildDocument({ record: rec('http://example.test/p'), body: enc(html), mime: 'text/html' }, { ...opts, ...documentOptionsOf(resolveSettings(readConfigXml(xml.replace(/<section name="trawl_limits">[\s\S]*?<\/section>/, ''), 'd.xml').document.collections[0]!)) });
+    assert.equal(plain.title, 'A long title');
+    assert.equal(plain.links!.length, 3);
   });
 
   it('keeps the first 25 links, or every link (up to maxLinks) for ds_send_links', () => {
