@@ -383,7 +383,7 @@ export class FtpFetcher {
           return response(301, 250, `250 ${path} is a directory`, { location: location.href }, Buffer.alloc(0), false, startedMs, address);
         }
       }
-      // SIZE not implemented (502) or refused in this mode: the limits apply as the body comes.
+      // A server without SIZE (reply 502) or that refuses it in this mode: the limits apply as the body comes.
     }
     const max = limits.maxDocumentBytes ?? DEFAULT_MAX_BYTES;
     if (size !== undefined) {

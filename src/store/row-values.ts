@@ -5,7 +5,7 @@
  */
 
 import type { DocSkipCode } from '../core/skip-codes.ts';
-import type { RecordStatus, UriRecord } from './record-store.ts';
+import type { RecordPage, RecordStatus, UriRecord } from './record-store.ts';
 
 /** A row as a driver returns it: column name → value. */
 export type Row = Record<string, unknown>;
@@ -22,5 +22,15 @@ export function recordOfRow(r: Row): UriRecord {
     lastCrawledMs: Number(r.last_crawled_ms), etag: str(r.etag), lastModified: str(r.last_modified), errorCount: Number(r.error_count),
     skipCode: str(r.skip_code) as DocSkipCode | undefined, mime: str(r.mime), size: num(r.size), contentRef: str(r.content_ref),
     duplicateOf: str(r.duplicate_of), redirectTo: str(r.redirect_to), depth: Number(r.depth), parent: str(r.parent), epoch: Number(r.epoch),
+  };
+}
+
+/** A page of listRecordPage from its rows (each with its `id`, the record's position), in the order they are to be returned. */
+export function recordPageOf(rows: readonly Row[], positions: boolean | undefined): RecordPage {
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  return {
+    records: rows.map(recordOfRow), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
+    ...(positions ? { positions: rows.map((r) => Number(r.id)) } : {}),
   };
 }

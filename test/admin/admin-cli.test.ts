@@ -6,24 +6,15 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
+import { freePort } from '../support/ports.ts';
 
 const IP = '127.0.8.11';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Run { code: number | null; out: string; err: string }
 

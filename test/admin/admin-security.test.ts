@@ -8,21 +8,13 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/ports.ts';
 
 interface Reply {
   status: number;

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
@@ -21,18 +20,10 @@ import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { skipUnless, toolPath, TOOLS } from '../support/system-tools.ts';
+import { freePort } from '../support/ports.ts';
 
 const TOKEN = 'metrics-test-token-0123456789';
 const IP = '127.0.9.1';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Reply {
   status: number;

@@ -6,22 +6,14 @@ import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe, TRAWL_BIN as BIN } from '../support/daemon.ts';
+import { freePort } from '../support/ports.ts';
 
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function startDaemon(data: string, port: number, extra: string[] = []): Promise<ChildProcess> {
   return spawnServe(['--data', data, '--port', String(port), '--allow-loopback', ...extra]);

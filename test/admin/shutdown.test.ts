@@ -5,20 +5,11 @@
 // collection and crawls on.
 import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/ports.ts';
 
 function python(url: string, body: string): unknown {
   const script = `import json, xmlrpc.client\ns = xmlrpc.client.ServerProxy(${JSON.stringify(url)})\n${body}`;

@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite, type HostSpec } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe, TRAWL_BIN as BIN } from '../support/daemon.ts';
+import { freePort } from '../support/ports.ts';
 
 const dir = tempDir('trawl-inspect-');
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -222,15 +222,6 @@ describe('trawl export and trawl inspect on a crawled data directory', () => {
     assert.match(missing.err, /has no collection named "nope"/);
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;

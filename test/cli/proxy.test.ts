@@ -10,7 +10,8 @@ import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
-import { freePort, startTinyproxy } from '../support/tinyproxy.ts';
+import { freePort } from '../support/ports.ts';
+import { startTinyproxy } from '../support/tinyproxy.ts';
 import { ProxySet, type ProxyEndpoint } from '../../src/fetch/proxy.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 

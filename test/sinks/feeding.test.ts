@@ -4,33 +4,24 @@
 // wrapper that makes the file sink fail on purpose, because a disk that
 // fails on cue cannot be had here.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Feeder } from '../../src/sinks/feeder.ts';
 import { FileSink } from '../../src/sinks/file-sink.ts';
 import type { Sink, SinkOp, SinkResult } from '../../src/sinks/sink.ts';
-import { ROOT } from '../helpers.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { startFixtureSite } from '../support/fixture-site.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
 import { rec } from '../store/crawl-store-suite.ts';
 import { sha1, storeWithDocs } from '../support/feed-store.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 
 /** Runs the CLI without blocking this process (the fixture site answers from it). */
-function trawl(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+async function trawl(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const r = await runTrawl(args, { timeoutMs: 120_000 });
+  return { status: r.code, stdout: r.out, stderr: r.err };
 }
 
 /** Fails the first `failures` batches (after writing them, when `afterWrite`), then passes them through. */

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -24,31 +23,17 @@ import { tempDir } from '../support/crawl-harness.ts';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { spawnServe } from '../support/daemon.ts';
+import { freePort } from '../support/ports.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
 
-function trawl(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+async function trawl(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const r = await runTrawl(args, { timeoutMs: 120_000 });
+  return { status: r.code, stdout: r.out, stderr: r.err };
 }
 
 const sha1 = (b: Uint8Array | string): string => hash('sha1', b, 'hex');
-
-function freePortOn(host: string): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, host, () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** `trawl admin` against the daemon on that port. */
 function runAdmin(port: number, args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -487,7 +472,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     const csxFile = join(dir, 'csx-heritrix.xml');
     writeFileSync(csxFile, readFileSync(join(ROOT, 'test/fixtures/citeseerx/csx-heritrix.xml'), 'utf8').replace('ACTIVEMQ_HOST', broker.host));
     const cfg = config(dir, 'served', h.url('/'), attr('type', 'console'));
-    const port = await freePortOn('127.0.0.1');
+    const port = await freePort('127.0.0.1');
     const daemon = await spawnServe(['--data', join(dir, 'data'), '--port', String(port), '--allow-loopback', '--citeseerx', csxFile, '--repository-root', repo]);
     try {
       const add = await runAdmin(port, ['add', cfg]);

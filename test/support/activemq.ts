@@ -18,37 +18,13 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { toolPath, TOOLS } from './system-tools.ts';
+import { canConnect, freePort } from './ports.ts';
 
 const ACTIVEMQ_HOME = '/usr/share/activemq';
 const JAVA_LIB = '/usr/share/java';
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    import('node:net').then(({ connect }) => {
-      const c = connect(port, host);
-      c.once('connect', () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.once('error', () => resolve(false));
-    }, () => resolve(false));
-  });
-}
 
 export interface Broker {
   readonly host: string;

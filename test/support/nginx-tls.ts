@@ -8,7 +8,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TOOLS, toolPath } from './system-tools.ts';
-import { freePort, waitListening } from './tinyproxy.ts';
+import { freePort } from './ports.ts';
+import { waitListening } from './tinyproxy.ts';
 
 export interface TestPki {
   readonly dir: string;

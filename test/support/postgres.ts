@@ -14,12 +14,12 @@
 
 import { execFile } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { TOOLS, toolPath } from './system-tools.ts';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 
@@ -37,18 +37,6 @@ export interface PostgresServer {
   log(): string;
   /** Stops the server (fast shutdown) and removes its directory. Idempotent. */
   stop(): Promise<void>;
-}
-
-/** A port nothing listens on at `host` now. */
-async function freePort(host: string): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(0, host, resolve);
-  });
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 const asRoot = process.getuid?.() === 0;

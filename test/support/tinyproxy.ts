@@ -5,9 +5,9 @@
 // so the site's own log shows that a request came through the proxy.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { TOOLS, toolPath } from './system-tools.ts';
+import { canConnect, freePort } from './ports.ts';
 
 export interface Tinyproxy {
   readonly host: string;
@@ -19,30 +19,11 @@ export interface Tinyproxy {
   stop(): Promise<void>;
 }
 
-/** A free port on `host`: taken from the system, then let go. */
-export function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Resolves once `host:port` takes a connection (at most 5 s, 25 ms apart); stops early when `gone()`. */
 export async function waitListening(host: string, port: number, gone: () => boolean): Promise<void> {
   const until = Date.now() + 5000;
   while (!gone()) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, host, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
+    if (await canConnect(host, port)) return;
     if (Date.now() > until) throw new Error(`nothing listens on ${host}:${port} after 5 s`);
     await new Promise((r) => setTimeout(r, 25));
   }

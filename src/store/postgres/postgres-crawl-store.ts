@@ -48,7 +48,7 @@ import { holdExclusive, openPool, transaction, type Client, type Pool, type Row 
 import { migrateToLatest } from './migrations.ts';
 import { SEQ_BLOCK } from './schema.ts';
 import { DELETE_COLLECTION_ROWS, NAMED, type StatementName } from './statements.ts';
-import { num, recordOfRow, str } from '../row-values.ts';
+import { num, recordOfRow, recordPageOf, str } from '../row-values.ts';
 
 
 /**
@@ -539,12 +539,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     const rows = page.backwards
       ? (await this.run('recordsBefore', [collection, page.from ?? Number.MAX_SAFE_INTEGER, limit])).rows.reverse()
       : (await this.run('recordsAfter', [collection, page.from ?? 0, limit])).rows;
-    const first = rows[0];
-    const last = rows[rows.length - 1];
-    return {
-      records: rows.map(recordOfRow), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
-      ...(page.positions ? { positions: rows.map((r) => Number(r.id)) } : {}),
-    };
+    return recordPageOf(rows, page.positions);
   }
 
   async countRecords(collection: string, filter: RecordFilter = {}): Promise<number> {

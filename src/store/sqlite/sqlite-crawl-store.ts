@@ -28,7 +28,7 @@ import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
 import { openConnection, transaction } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
 import { prepareStatements, type Statements } from './statements.ts';
-import { num, recordOfRow, str, type Row } from '../row-values.ts';
+import { num, recordOfRow, recordPageOf, str, type Row } from '../row-values.ts';
 
 
 
@@ -316,12 +316,7 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     const rows = page.backwards
       ? (this.st.recordsBefore.all(collection, page.from ?? Number.MAX_SAFE_INTEGER, limit) as Row[]).reverse()
       : (this.st.recordsAfter.all(collection, page.from ?? 0, limit) as Row[]);
-    const first = rows[0];
-    const last = rows[rows.length - 1];
-    return {
-      records: rows.map(recordOfRow), first: first ? Number(first.id) : 0, last: last ? Number(last.id) : 0,
-      ...(page.positions ? { positions: rows.map((r) => Number(r.id)) } : {}),
-    };
+    return recordPageOf(rows, page.positions);
   }
 
   async countRecords(collection: string, filter: RecordFilter = {}): Promise<number> {
