@@ -160,11 +160,6 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
       else if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) add(`${at}.url`, `${at}.url ${JSON.stringify(maskUrl(s.url))} is not an http(s) URL`);
     } else if (s.type === 'repository' || s.type === 'jms') {
       if (!s.repositoryRoot) add(`${at}.repository_root`, `${at}: the ${s.type} sink needs repository_root (the directory the CiteSeerX ingestion system reads files from)`);
-      for (const [param, pattern] of [['hub_link_indicator', s.hubLinkIndicator], ['accept_pattern', s.acceptPattern]] as const) {
-        if (pattern === undefined) continue;
-        const r = makeSafe(pattern);
-        if (!r.ok) add(`${at}.${param}`, `${at}.${param} /${pattern}/ is ${r.kind === 'syntax' ? `not a valid regular expression (${r.reason})` : `a pattern trawl cannot run in linear time: ${r.reason}`}`);
-      }
       if (s.type === 'repository' && s.brokerUrl) add(`${at}.broker_url`, `${at}: a repository sink sends no messages; make it type jms to announce its files on broker_url`);
       if (s.type === 'jms') {
         if (!s.repositoryId) add(`${at}.repository_id`, `${at}: the jms sink needs repository_id (sent as REPID: the crawler's unique repository ID)`);
@@ -175,6 +170,12 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
         }
         if (s.ingestionQueue !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(s.ingestionQueue)) add(`${at}.ingestion_queue`, `${at}.ingestion_queue ${JSON.stringify(s.ingestionQueue)} is not a queue name (letters, digits, . _ - :)`);
       }
+    }
+    // Every sink's filter (sinks/sink-filter.ts).
+    for (const [param, pattern] of [['hub_link_indicator', s.hubLinkIndicator], ['accept_pattern', s.acceptPattern]] as const) {
+      if (pattern === undefined) continue;
+      const r = makeSafe(pattern);
+      if (!r.ok) add(`${at}.${param}`, `${at}.${param} /${pattern}/ is ${r.kind === 'syntax' ? `not a valid regular expression (${r.reason})` : `a pattern trawl cannot run in linear time: ${r.reason}`}`);
     }
   }
   return out;

@@ -15,10 +15,10 @@
  * again with the same fields (at least once; docs/citeseerx.md). A delete
  * removes the file and its sidecar (no message: the interface has none).
  *
- * Which documents (`kindOf`): all, as articles; or, with accept_pattern /
- * hub_link_indicator, those whose URL matches (articles) and the HTML pages
- * with a matching out-link (hubs), as the CiteSeerX profile's MirrorWriter
- * decides. One no longer selected has its files removed.
+ * Which documents: the sink's filter (sink-filter.ts: accept_pattern,
+ * accept_types, hub_link_indicator) decides, as the CiteSeerX profile's
+ * MirrorWriter does; a document it leaves out arrives as a delete, which
+ * removes files written for it before. Each index op says article or hub.
  *
  * The mirror path is repository-layout.ts's. When it is taken (by a file
  * of another URL, per its sidecar's url, or by a directory where a file
@@ -32,9 +32,7 @@ import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
 import { contentTypeHeader, crawlDataUrl, crawlDataXml } from './crawl-data.ts';
 import { longPath, mirrorPath, SIDECAR_SUFFIX } from './repository-layout.ts';
-import { compileSafeRegex } from '../core/safe-regex.ts';
-import { decodeText, htmlFields } from './document.ts';
-import { configRulesFor, type DocumentSourceData, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
+import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
 import { brokerAddress, StompProducer } from './stomp-producer.ts';
 import { fsyncDir } from '../store/content-store-common.ts';
 
@@ -63,55 +61,17 @@ class PlaceTaken extends Error {}
 
 const TAKEN_CODES = new Set(['ENOTDIR', 'EISDIR', 'EEXIST', 'ENOTEMPTY']);
 
-/** The User Submission profile's MirrorWriter rule: the documents it writes besides hubs. */
-export const PROFILE_ACCEPT_PATTERN = '.*(\\.(pdf))(\\.(gz))?';
-
-/**
- * Which fed documents the sink writes, as the CiteSeerX profile's MirrorWriter
- * decides: an article when the URL matches `accept`, a hub when it is an HTML
- * page with an out-link matching `hub`; without either, every document is an
- * article. Both match whole strings, as Java's `Matcher.matches()` does.
- */
-export interface RepositorySelection {
-  readonly accept?: RegExp | undefined;
-  readonly hub?: RegExp | undefined;
-}
-
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-
-/** The selection a sink's settings describe (patterns already checked by the rules). */
-export function selectionOf(s: SinkSettings): RepositorySelection {
-  const whole = (p: string, param: string): RegExp => compileSafeRegex(`^(?:${p})$`, '', `trawl_sinks.${param}`);
-  const acceptSource = s.acceptPattern ?? (s.hubLinkIndicator !== undefined ? PROFILE_ACCEPT_PATTERN : undefined);
-  return {
-    accept: acceptSource === undefined ? undefined : whole(acceptSource, 'accept_pattern'),
-    hub: s.hubLinkIndicator === undefined ? undefined : whole(s.hubLinkIndicator, 'hub_link_indicator'),
-  };
-}
-
 export class RepositorySink implements Sink {
   readonly type: string;
   readonly name: string;
   readonly root: string;
   private readonly announcer: RepositoryAnnouncer | undefined;
-  private readonly selection: RepositorySelection;
 
-  constructor(name: string, root: string, announcer?: RepositoryAnnouncer, selection: RepositorySelection = {}) {
+  constructor(name: string, root: string, announcer?: RepositoryAnnouncer) {
     this.name = name;
     this.root = root;
     this.announcer = announcer;
-    this.selection = selection;
     this.type = announcer ? 'jms' : 'repository';
-  }
-
-  /** article, hub, or undefined when the selection leaves the document out. */
-  private kindOf(url: string, source: DocumentSourceData): 'article' | 'hub' | undefined {
-    const { accept, hub } = this.selection;
-    if (accept === undefined && hub === undefined) return 'article';
-    if (accept?.test(url)) return 'article';
-    if (hub === undefined || !HTML_TYPES.has(source.mime.split(';')[0]!.trim().toLowerCase())) return undefined;
-    const links = htmlFields(decodeText(source.body, charsetOf(source.header)), url, 100_000).links;
-    return links.some((l) => hub.test(l)) ? 'hub' : undefined;
   }
 
   async submit(batch: readonly SinkOp[]): Promise<SinkResult> {
@@ -128,12 +88,7 @@ export class RepositorySink implements Sink {
         rejected.push({ index: i, reason: 'the document\'s stored bytes are not available to the repository sink' });
         continue;
       }
-      const kind = this.kindOf(b.source.record.url, b.source);
-      if (kind === undefined) {
-        // Not selected (any more): a file written for it before goes.
-        await this.remove(b.source.record.url, dirs);
-        continue;
-      }
+      const kind = b.kind ?? 'article';
       const { record, body, header, mime } = b.source;
       const sha1 = hash('sha1', body, 'hex');
       const sidecar = crawlDataXml({ crawlDateMs: record.lastCrawledMs, url: record.url, parentUrl: record.parent, contentType: contentTypeHeader(header) ?? mime, sha1 });
@@ -254,7 +209,7 @@ export class RepositorySink implements Sink {
 export const REPOSITORY_SINK: SinkType = {
   type: 'repository',
   problems: configRulesFor,
-  open: (name, s) => new RepositorySink(name, s.repositoryRoot!, undefined, selectionOf(s)),
+  open: (name, s) => new RepositorySink(name, s.repositoryRoot!),
 };
 
 /** A jms sink: a repository sink whose files are announced over STOMP. */
@@ -269,7 +224,7 @@ export function openJmsSink(name: string, s: SinkSettings, reveal: (v: string) =
     passcode: s.password === undefined ? undefined : reveal(s.password),
     clientId: s.clientId,
   });
-  return new RepositorySink(name, s.repositoryRoot!, { queue: s.ingestionQueue ?? DEFAULT_INGESTION_QUEUE, repositoryId: s.repositoryId!, jobId: s.jobId, producer }, selectionOf(s));
+  return new RepositorySink(name, s.repositoryRoot!, { queue: s.ingestionQueue ?? DEFAULT_INGESTION_QUEUE, repositoryId: s.repositoryId!, jobId: s.jobId, producer });
 }
 
 export const JMS_SINK: SinkType = {
@@ -281,8 +236,3 @@ export const JMS_SINK: SinkType = {
   },
   open: (name, s, cx) => openJmsSink(name, s, cx.reveal),
 };
-
-/** The charset parameter of a stored header block's Content-Type. */
-function charsetOf(header: string | undefined): string | undefined {
-  return /;\s*charset="?([\w-]+)/i.exec(contentTypeHeader(header) ?? '')?.[1]?.toLowerCase();
-}

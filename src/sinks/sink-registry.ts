@@ -18,6 +18,7 @@ import { CONSOLE_SINK } from './console-sink.ts';
 import { ELASTICSEARCH_SINK } from './elasticsearch-sink.ts';
 import { FILE_SINK } from './file-sink.ts';
 import { JMS_SINK, REPOSITORY_SINK } from './repository-sink.ts';
+import { FilteredSink, sinkFilterOf } from './sink-filter.ts';
 import type { Sink, SinkSettings, SinkSettingsProblem, SinkType } from './sink.ts';
 
 /** The types this version delivers to: one entry each. */
@@ -74,7 +75,9 @@ export class SinkRegistry {
     return Object.entries(sinks).map(([name, s]) => {
       const t = this.byType.get(s.type!)!;
       for (const note of t.notes?.(name, s) ?? []) warn?.(note);
-      return t.open(name, s, cx);
+      const sink = t.open(name, s, cx);
+      const filter = sinkFilterOf(s);
+      return filter === undefined ? sink : new FilteredSink(sink, filter);
     });
   }
 }

@@ -27,7 +27,7 @@ export interface DocumentSourceData {
 }
 
 export type SinkOp =
-  | { readonly op: 'index'; readonly doc: SearchDocument; readonly source?: DocumentSourceData }
+  | { readonly op: 'index'; readonly doc: SearchDocument; readonly source?: DocumentSourceData; readonly kind?: 'article' | 'hub' }
   | { readonly op: 'delete'; readonly id: string; readonly url: string; readonly collection: string };
 
 export interface SinkResult {
@@ -65,6 +65,7 @@ export interface SinkSettings {
   readonly jobId?: string | undefined;
   readonly hubLinkIndicator?: string | undefined;
   readonly acceptPattern?: string | undefined;
+  readonly acceptTypes?: readonly string[] | undefined;
 }
 
 /** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */

@@ -13,7 +13,8 @@ import { readXmlTree } from '../../src/core/xml.ts';
 import { crawlDataXml, javaDateString } from '../../src/sinks/crawl-data.ts';
 import { longPath, mirrorPath, safeName } from '../../src/sinks/repository-layout.ts';
 import { brokerAddress, mapMessageXml, StompProducer } from '../../src/sinks/stomp-producer.ts';
-import { PROFILE_ACCEPT_PATTERN, RepositorySink, selectionOf } from '../../src/sinks/repository-sink.ts';
+import { RepositorySink } from '../../src/sinks/repository-sink.ts';
+import { FilteredSink, PROFILE_ACCEPT_PATTERN, sinkFilterOf } from '../../src/sinks/sink-filter.ts';
 import type { SinkOp } from '../../src/sinks/sink.ts';
 import type { SearchDocument } from '../../src/sinks/document.ts';
 import type { UriRecord } from '../../src/store/record-store.ts';
@@ -76,7 +77,7 @@ describe('repository layout', () => {
       const op = indexOp(url, body) as Extract<SinkOp, { op: 'index' }>;
       return { ...op, source: { ...op.source!, mime: 'text/html', header: 'HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n' } };
     };
-    const sink = new RepositorySink('r', root, { queue: 'q', repositoryId: 'rid', jobId: 'j', producer }, selectionOf({ hubLinkIndicator: '.*(\\.(pdf))(\\.(g?z))?', acceptPattern: '.*\\.(pdf|ps)' }));
+    const sink = new FilteredSink(new RepositorySink('r', root, { queue: 'q', repositoryId: 'rid', jobId: 'j', producer }), sinkFilterOf({ type: 'jms', hubLinkIndicator: '.*(\\.(pdf))(\\.(g?z))?', acceptPattern: '.*\\.(pdf|ps)' })!);
     try {
       await sink.submit([
         html('http://h.test/hub.html', '<a href="p.PDF">no: case</a><a href="x/paper.pdf.gz">yes</a>'),
@@ -91,8 +92,9 @@ describe('repository layout', () => {
       assert.deepEqual(listFiles(root), ['h.test/p.pdf', 'h.test/p.pdf.met', 'h.test/q.ps', 'h.test/q.ps.met']);
       assert.equal(sent.length, 3);
       // Without accept_pattern, hub_link_indicator keeps the User Submission profile's articles.
-      assert.equal(selectionOf({ hubLinkIndicator: 'x' }).accept?.source, `^(?:${PROFILE_ACCEPT_PATTERN})$`);
-      assert.deepEqual(selectionOf({}), { accept: undefined, hub: undefined });
+      assert.equal(sinkFilterOf({ type: 'repository', hubLinkIndicator: 'x' })!.accept?.source, `^(?:${PROFILE_ACCEPT_PATTERN})$`);
+      assert.equal(sinkFilterOf({ type: 'file', hubLinkIndicator: 'x' })!.accept, undefined, 'other sinks keep only the hubs');
+      assert.equal(sinkFilterOf({ type: 'jms' }), undefined);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
