@@ -127,7 +127,9 @@ export class LinkScreening {
     }
     return {
       url: target, site: siteOf(url), depth: viaRedirect ? from.depth : from.depth + 1, hops, redirects: viaRedirect ? from.redirects + 1 : 0,
-      parent: from.url, priority: this.rt.priorityOf(url, false), sub: this.rt.subOf(url),
+      // A redirect's (or a canonical's) target keeps the page whose link led to it: the parent
+      // (CrawlData parentUrl, the Referer) is a page that links, never the URL that redirected.
+      parent: viaRedirect ? from.parent : from.url, priority: this.rt.priorityOf(url, false), sub: this.rt.subOf(url),
     };
   }
 

@@ -57,6 +57,8 @@ export interface SearchDocument {
   /** The content collection (MS-FSCCFG feeding `collection`) the document is submitted to. */
   readonly collection: string;
   readonly crawl_collection: string;
+  /** The page whose link led to the document (kept through redirects); absent for a start URI. */
+  readonly parent_url?: string;
   readonly http_status?: number;
   readonly content_type?: string;
   readonly content_length: number;
@@ -242,6 +244,7 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
     last_crawled_at: new Date(src.record.lastCrawledMs).toISOString(),
     collection: o.collection,
     crawl_collection: o.crawlCollection,
+    ...(src.record.parent !== undefined ? { parent_url: src.record.parent } : {}),
     ...(src.record.httpStatus !== undefined ? { http_status: src.record.httpStatus } : {}),
     content_type: src.mime,
     content_length: src.body.length,
