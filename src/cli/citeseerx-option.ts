@@ -8,6 +8,8 @@ import { resolve } from 'node:path';
 import { TrawlError } from '../core/errors.ts';
 import { CSX_SINK_NAME, readCsxHeritrix, type CsxSinkSettings } from '../config/csx-heritrix.ts';
 import type { CollectionSettings } from '../config/registry.ts';
+import { withSubmissionProfile } from '../config/csx-profile.ts';
+import type { CollectionConfig } from '../config/model.ts';
 
 export const CITESEERX_HELP = {
   file: 'CiteSeerX\'s csx-heritrix.xml, as it is: every collection also feeds the jms sink it describes (named citeseerx); needs --repository-root',
@@ -35,4 +37,16 @@ export function withCiteseerxSink(s: CollectionSettings, sink: CsxSinkSettings |
     repositoryRoot: sink.repositoryRoot, repositoryId: sink.repositoryId, brokerUrl: sink.brokerUrl, ingestionQueue: sink.ingestionQueue, clientId: sink.clientId, jobId: undefined, hubLinkIndicator: sink.hubLinkIndicator, acceptPattern: undefined, acceptTypes: undefined,
   };
   return { ...s, sinks: { ...s.sinks, [CSX_SINK_NAME]: full } };
+}
+
+/**
+ * With --citeseerx, a collection crawls as the User Submission profile does
+ * (politeness, retries, User-Agent and From) where its configuration does
+ * not say otherwise (config/csx-profile.ts); what is applied is said once.
+ */
+export function withCiteseerxProfile(c: CollectionConfig, sink: CsxSinkSettings | undefined, warn: (message: string) => void): CollectionConfig {
+  if (sink === undefined) return c;
+  const { config, applied } = withSubmissionProfile(c);
+  if (applied.length > 0) warn(`collection ${c.name}: the CiteSeerX User Submission profile applies: ${applied.join('; ')}`);
+  return config;
 }

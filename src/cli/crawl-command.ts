@@ -28,7 +28,7 @@ import { openCollectionRuntime } from '../service/collection-runtime.ts';
 import type { Feeder } from '../sinks/feeder.ts';
 import { describeStore, openCrawlStore } from '../store/open-crawl-store.ts';
 import { sinkTypes } from '../sinks/sink-registry.ts';
-import { CITESEERX_HELP, citeseerxSink, withCiteseerxSink } from './citeseerx-option.ts';
+import { CITESEERX_HELP, citeseerxSink, withCiteseerxProfile, withCiteseerxSink } from './citeseerx-option.ts';
 import type { Io } from './io.ts';
 import { logEvent, maskingLogOptions } from './logging.ts';
 import { wholeNumberOption } from './options.ts';
@@ -263,10 +263,11 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        for (const { config, baseDir, file } of collections) {
+        for (const { config: given, baseDir, file } of collections) {
           if (interrupts > 0) break;
           // What the configuration asks for that this version ignores (issue 29), as written by the user.
-          for (const d of honouredWarnings(config, opts.node ?? null)) io.err(formatDiagnostic(d));
+          for (const d of honouredWarnings(given, opts.node ?? null)) io.err(formatDiagnostic(d));
+          const config = withCiteseerxProfile(given, csxSink, (m) => io.err(`trawl: warning: ${m}`));
           const s = withCiteseerxSink(resolveSettings(config, opts.node !== undefined ? { node: opts.node } : {}), csxSink, config.name, (m) => io.err(`trawl: warning: ${m}`));
           // A file means what MS-FSCCFG says: a crawl that waits a minute between two pages of a site should not surprise.
           if (file !== undefined && s.delayS === MS_FSCCFG_DELAY_S) io.err(`trawl: note: collection ${config.name} (${file}): delay is ${MS_FSCCFG_DELAY_S} s, MS-FSCCFG's default: each site gets one request a minute; set <attrib name="delay" type="real"> in the file for a faster crawl`);

@@ -13,7 +13,7 @@ import { isoTimeEachMs } from '../core/log-file.ts';
 import { openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions, openEventLog } from './logging.ts';
-import { CITESEERX_HELP, citeseerxSink, withCiteseerxSink } from './citeseerx-option.ts';
+import { CITESEERX_HELP, citeseerxSink, withCiteseerxProfile, withCiteseerxSink } from './citeseerx-option.ts';
 import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
@@ -141,6 +141,7 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       const store = await openCrawlStore(opts.store, opts.data);
       const service = new CrawlerService({
         ...(csxSink !== undefined ? { adjustSettings: (settings, name) => withCiteseerxSink(settings, csxSink, name, (m) => log.warn({ collection: name }, m)) } : {}),
+        ...(csxSink !== undefined ? { adjustConfig: (config) => withCiteseerxProfile(config, csxSink, (m) => log.warn({ collection: config.name }, m)) } : {}),
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir, openEventLog,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },

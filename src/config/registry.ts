@@ -29,6 +29,7 @@ import {
   checkHeaderLine,
   checkHostName,
   checkMimePattern,
+  checkProductToken,
   INT32_MAX,
   parseCrawlMode,
   parseCredentials,
@@ -565,6 +566,23 @@ const TRAWL_HTTP = section({
   ],
 });
 
+const TRAWL_ROBOTS = section({
+  name: 'trawl_robots', key: 'robots', honoured: 'full', meaning: 'How the crawler names itself to robots.txt and robots meta tags.', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'product_token', key: 'productToken', honoured: 'full', type: 'string', check: checkProductToken, meaning: 'The product token matched against robots.txt User-agent lines, <meta name="TOKEN"> and X-Robots-Tag "TOKEN:" (RFC 9309 2.2.1). Default: from the User-Agent header, the name after "compatible;" when it has one (CiteSeerBot of "Mozilla/5.0 (compatible; CiteSeerBot/1.12.1 +http://…)", as crawlers that present themselves that way do), else its first product name.', spec: X }),
+  ],
+});
+
+const POLITENESS = section({
+  name: 'trawl_politeness', key: 'politeness', honoured: 'full', meaning: 'Heritrix-style politeness: a delay that follows each fetch\'s duration, and a pause before a retry.', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'delay_factor', key: 'delayFactor', honoured: 'full', type: 'real', min: 0, meaning: 'After each fetch from a site, the next request to it waits this many times as long as the fetch took (Heritrix delay-factor), within min_delay and max_delay, counted from the end of the fetch; `delay` still applies between request starts. Unset: off.', spec: X }),
+    attrib({ name: 'min_delay', key: 'minDelayS', honoured: 'full', type: 'real', default: 0, min: 0, unit: 's', meaning: 'Shortest wait delay_factor gives (Heritrix min-delay-ms).', spec: X }),
+    attrib({ name: 'max_delay', key: 'maxDelayS', honoured: 'full', type: 'real', default: 30, min: 0, unit: 's', meaning: 'Longest wait delay_factor gives (Heritrix max-delay-ms).', spec: X }),
+    attrib({ name: 'retry_delay', key: 'retryDelayS', honoured: 'full', type: 'real', default: 0, min: 0, unit: 's', meaning: 'Before a URI is fetched again after a failure that http_errors / ftp_errors RETRY (the net key for network errors) retries, its site waits this long (Heritrix retry-delay-seconds; at most max_backoff_delay).', spec: X }),
+  ],
+});
+
 const ENCRYPTION = section({
   name: 'trawl_secrets', key: 'secrets', honoured: 'full', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
@@ -659,7 +677,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

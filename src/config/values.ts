@@ -404,6 +404,11 @@ export function checkHeaderLine(text: string): string | undefined {
   return undefined;
 }
 
+/** A robots.txt product token (RFC 9309 2.2.1; digits kept, as robots.ts keeps them in User-agent lines). */
+export function checkProductToken(text: string): string | undefined {
+  return /^[A-Za-z0-9_-]+$/.test(text) ? undefined : 'a product token: letters, digits, "_" and "-" (CiteSeerBot, not CiteSeerBot/1.12)';
+}
+
 export function checkAbsoluteHttpUri(text: string): string | undefined {
   try {
     const u = new URL(text);

@@ -168,6 +168,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
     env, resolver, fetcher, ftp, robots, seeder, pipeline, signal: shared.signal, wake: shared.wake, addressRefused: shared.addressRefused,
     proxyFor, postPayloadFor: postPayloads(s.postPayload, key), sendReferer: s.http.sendReferer,
     logins: formLogins, loginFailedIgnore: s.loginFailedIgnore,
+    fetchDelay: s.politeness.delayFactor === undefined ? undefined : { factor: s.politeness.delayFactor, minMs: s.politeness.minDelayS * 1000, maxMs: Math.max(s.politeness.minDelayS, s.politeness.maxDelayS) * 1000 },
   });
   return { env, fetcher, ftp, auth, seeder, siteTasks };
 }

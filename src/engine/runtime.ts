@@ -86,9 +86,15 @@ export function parseHeaders(lines: readonly string[]): Record<string, string> {
  * although the RFC's ABNF has none: cut at the first digit, the token would
  * name another crawler's group (`User-agent: MJ`). robots.ts keeps digits in
  * user-agent lines too, so `User-agent: MJ12bot` is this crawler's group.
+ * A browser-style User-Agent names the crawler after "compatible;"
+ * ("Mozilla/5.0 (compatible; CiteSeerBot/1.12.1 +http://…)" → CiteSeerBot,
+ * as Googlebot's and bingbot's do): that name, not "Mozilla", is the token.
  */
 export function productTokenOf(userAgent: string | undefined): string {
-  const m = /^([A-Za-z0-9_-]+)/.exec(userAgent ?? '');
+  const ua = userAgent ?? '';
+  const compatible = /\(\s*compatible\s*;\s*([A-Za-z0-9_-]+)/i.exec(ua);
+  if (compatible) return compatible[1]!;
+  const m = /^([A-Za-z0-9_-]+)/.exec(ua);
   return m ? m[1]! : PRODUCT_TOKEN;
 }
 
@@ -206,7 +212,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
     subs,
     headers,
-    productToken: productTokenOf(headers['user-agent']),
+    productToken: settings.robots.productToken ?? productTokenOf(headers['user-agent']),
     httpPolicy: policy,
     ftpPolicy,
     settingsFor: (sub) => subs.find((s) => s.name === sub)?.settings ?? settings,

@@ -22,7 +22,7 @@ import type { SiteResolver } from '../fetch/egress.ts';
 import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher, FetchLimits, FetchOutcome, FetchRequest, ProxySet } from '../fetch/http-fetcher.ts';
 import { DEFAULT_MAX_BYTES as FEED_MAX_BYTES } from '../extract/feed.ts';
-import type { SiteState } from '../frontier/site-scheduler.ts';
+import { fetchDelayMs, type FetchDelayPolicy, type SiteState } from '../frontier/site-scheduler.ts';
 import { isSuspect, URI_FLAGS, type LeasedUri } from '../store/crawl-store.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import type { FormLogin, FormLogins } from './form-logins.ts';
@@ -58,6 +58,8 @@ export interface SiteTaskParts {
   readonly sendReferer?: boolean;
   /** logins: the form logins of the cycle; absent: the collection has none. */
   readonly logins?: FormLogins | undefined;
+  /** trawl_politeness delay_factor: the wait after each fetch follows its duration (Heritrix); absent: off. */
+  readonly fetchDelay?: FetchDelayPolicy | undefined;
   /** login_failed_ignore: a covered site is crawled even when its login failed. */
   readonly loginFailedIgnore?: boolean;
 }
@@ -141,6 +143,9 @@ export class SiteTasks {
     if (env.sched.readyAt(site) > env.now()) return; // the gate moved (shared IP): try again when ready
     site.sub = undefined;
     env.sched.started(site, env.now());
+    const fetchDelay = this.p.fetchDelay;
+    const fetchStartMs = fetchDelay === undefined ? 0 : env.now();
+    if (fetchDelay !== undefined) env.sched.fetchStarted(site, fetchStartMs + fetchDelay.maxMs);
     this.inFlight++;
     const stats = { bytesIn: 0, bytesOut: 0, requests: 0 };
     try {
@@ -156,6 +161,10 @@ export class SiteTasks {
       await this.p.seeder.queueRobotsSitemaps(site, r.parsed.sitemaps);
     } finally {
       this.inFlight--;
+      if (fetchDelay !== undefined) {
+        const end = env.now();
+        env.sched.fetchEnded(site, end, fetchDelayMs(end - fetchStartMs, fetchDelay));
+      }
       env.sched.finished(site, false);
     }
   }
@@ -267,6 +276,9 @@ export class SiteTasks {
       return;
     }
     env.sched.started(site, env.now());
+    const fetchDelay = this.p.fetchDelay;
+    const fetchStartMs = fetchDelay === undefined ? 0 : env.now();
+    if (fetchDelay !== undefined) env.sched.fetchStarted(site, fetchStartMs + fetchDelay.maxMs);
     this.inFlight++;
     site.busy = false;
     // The loop may start another request to this site now (max_pending).
@@ -304,6 +316,10 @@ export class SiteTasks {
       }
     } finally {
       this.inFlight--;
+      if (fetchDelay !== undefined) {
+        const end = env.now();
+        env.sched.fetchEnded(site, end, fetchDelayMs(end - fetchStartMs, fetchDelay));
+      }
       // The response is in: extracting, storing and committing it need no request slot.
       releaseSlot();
     }

@@ -300,6 +300,21 @@ export class SiteScheduler {
     s.gate.nextStartMs = Math.max(s.gate.nextStartMs, now + this.policy.delayMs(s));
   }
 
+  /**
+   * trawl_politeness delay_factor (Heritrix): a fetch from the site ended
+   * now; the gate opens `delayMs` after that end (never before `delay` after
+   * the last start). While a fetch is under way, `holdUntil` keeps the gate
+   * shut (`fetchStarted`), as Heritrix fetches one URI of a queue at a time.
+   */
+  fetchEnded(s: SiteState, now: number, delayMs: number): void {
+    s.gate.nextStartMs = Math.max(now + delayMs, s.gate.lastStartMs + this.policy.delayMs(s));
+  }
+
+  /** Shuts the gate until `untilMs` (the longest delay_factor wait) while a fetch is under way; fetchEnded opens it. */
+  fetchStarted(s: SiteState, untilMs: number): void {
+    s.gate.nextStartMs = Math.max(s.gate.nextStartMs, untilMs);
+  }
+
   finished(s: SiteState, counted: boolean): void {
     s.inFlight--;
     if (counted) {
@@ -345,4 +360,15 @@ export class SiteScheduler {
   all(): IterableIterator<SiteState> {
     return this.sites.values();
   }
+}
+
+/** Heritrix's politeness delay: `factor` × the fetch's duration, within [minMs, maxMs]. */
+export interface FetchDelayPolicy {
+  readonly factor: number;
+  readonly minMs: number;
+  readonly maxMs: number;
+}
+
+export function fetchDelayMs(durationMs: number, p: FetchDelayPolicy): number {
+  return Math.min(p.maxMs, Math.max(p.minMs, p.factor * durationMs));
 }

@@ -75,6 +75,8 @@ export interface ServiceOptions {
   readonly openEventLog?: (path: string, collection: string) => EventLog;
   /** Applied to every collection's settings as it is added or loaded (`trawl serve --citeseerx`: one more sink). */
   readonly adjustSettings?: (settings: CollectionSettings, collection: string) => CollectionSettings;
+  /** Applied to the configuration a collection's crawls run with, not to the one stored (`trawl serve --citeseerx`: the User Submission profile). */
+  readonly adjustConfig?: (config: CollectionConfig) => CollectionConfig;
 }
 
 /** One collection as `GET /metrics` reports it (src/admin/metrics.ts writes it out). */
@@ -217,7 +219,7 @@ export class CrawlerService {
       config, settings, status, state: decodeOperatorState(extra), store: this.o.store, log: this.o.log, statsCycles: this.o.statsCycles ?? 2, now: this.now,
     });
     mc.attach(openCollectionRuntime({
-      config, settings, store: this.o.store, dataDir: this.o.dataDir, node: this.o.nodeName, egress: this.o.egress, maxConcurrency: this.o.maxConcurrency ?? 64,
+      config: this.o.adjustConfig?.(config) ?? config, settings, store: this.o.store, dataDir: this.o.dataDir, node: this.o.nodeName, egress: this.o.egress, maxConcurrency: this.o.maxConcurrency ?? 64,
       paused: (d) => mc.isPaused(d), counters: mc.stats.lastPP ?? {}, warn: (fields, message) => this.o.log.warn(fields, message),
       onSinkError: (err) => this.o.log.error({ collection: config.name, err }, 'the collection\'s sinks cannot be opened; nothing is fed'),
     }));

@@ -250,6 +250,13 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_secrets': ['test/admin/serve.test.ts', 'test/cli/config-cli.test.ts'],
   'trawl_http': ['test/cli/request-headers.test.ts'],
   'trawl_http.send_referer': ['test/cli/request-headers.test.ts'],
+  'trawl_robots': ['test/engine/product-token.test.ts'],
+  'trawl_robots.product_token': ['test/engine/product-token.test.ts'],
+  'trawl_politeness': ['test/engine/politeness.test.ts'],
+  'trawl_politeness.delay_factor': ['test/engine/politeness.test.ts'],
+  'trawl_politeness.min_delay': ['test/engine/politeness.test.ts'],
+  'trawl_politeness.max_delay': ['test/engine/politeness.test.ts'],
+  'trawl_politeness.retry_delay': ['test/engine/politeness.test.ts'],
   'subdomains': ['test/config/examples.test.ts', 'test/config/merge.test.ts'],
 };
 

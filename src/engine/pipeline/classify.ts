@@ -37,9 +37,12 @@ export class ClassifyStage implements PageStage {
   readonly name = 'classify';
 
   private readonly env: CycleEnv;
+  /** trawl_politeness retry_delay, in ms (0: none). */
+  private readonly retryDelayMs: number;
 
   constructor(env: CycleEnv) {
     this.env = env;
+    this.retryDelayMs = env.rt.settings.politeness.retryDelayS * 1000;
   }
 
   run(ctx: PageContext): PageOutcome | undefined {
@@ -87,7 +90,11 @@ export class ClassifyStage implements PageStage {
   /** MS-FSCCFG 2.2.4.11 (http_errors) and 2.2.4.13 (ftp_errors): KEEP, DELETE[:X] after X consecutive failures, RETRY[:X] within the cycle. */
   private errorPolicy(ctx: PageContext, key: number | ErrorKey, httpStatus: number | undefined, code: DocSkipCode | undefined, reason: string, ftp = false): PageOutcome {
     const policy = ftp ? this.env.rt.ftpPolicy(key) : this.env.rt.httpPolicy(key);
-    if (ctx.uri.retries < policy.retries) return { kind: 'failed', action: 'retry', httpStatus, code, reason, errorCount: ctx.previous?.errorCount ?? 0 };
+    if (ctx.uri.retries < policy.retries) {
+      // trawl_politeness retry_delay (Heritrix retry-delay-seconds): the site waits before the URI is tried again.
+      if (this.retryDelayMs > 0) this.env.sched.pause(ctx.site, this.env.now() + this.retryDelayMs, this.env.now());
+      return { kind: 'failed', action: 'retry', httpStatus, code, reason, errorCount: ctx.previous?.errorCount ?? 0 };
+    }
     const errorCount = (ctx.previous?.errorCount ?? 0) + 1;
     const deleteNow = policy.action === 'delete' && errorCount >= Math.max(1, policy.afterFailures);
     return { kind: 'failed', action: deleteNow ? 'delete' : 'error', httpStatus, code, reason, errorCount };
