@@ -9,6 +9,12 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fetchDelayMs } from '../../src/frontier/site-scheduler.ts';
+import { withSubmissionProfile } from '../../src/config/csx-profile.ts';
+import { readConfigFile } from '../../src/config/load.ts';
+import { resolveSettings } from '../../src/config/effective.ts';
+import { spawnServe } from '../support/daemon.ts';
+import { freePort } from '../support/ports.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from '../helpers.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { startFixtureSite, type RequestRecord } from '../support/fixture-site.ts';
@@ -142,6 +148,59 @@ describe('Heritrix-style politeness', () => {
       assert.deepEqual(seen.map((q) => q.path), ['/', '/a.html'], 'the CiteSeerBot group of robots.txt');
       assert.ok(seen[1]!.startMs - seen[0]!.endMs! >= 2000 - SLACK_MS, 'min_delay 2 s after the start page');
     } finally {
+      await site.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves what a collection sets itself: its delay, User-Agent, politeness and net policy win over the profile', () => {
+    const dir = tempDir('trawl-politeness-');
+    try {
+      const cfg = config(dir, 'own', 'http://127.0.31.56/', `<attrib name="delay" type="real">5</attrib>
+        <attrib name="headers" type="list-string"><member>User-Agent: MyBot/2.0</member></attrib>
+        <section name="http_errors"><attrib name="net" type="string">KEEP:0</attrib></section>
+        <section name="trawl_politeness"><attrib name="delay_factor" type="real">1.5</attrib></section>`);
+      const c = readConfigFile(cfg).document.collections[0]!;
+      const { config: profiled, applied } = withSubmissionProfile(c);
+      assert.deepEqual(applied, ['headers From: citeseerx-bot@ist.psu.edu', 'min_delay 2', 'max_delay 20', 'retry_delay 10']);
+      const s = resolveSettings(profiled);
+      assert.deepEqual(s.headers, ['User-Agent: MyBot/2.0', 'From: citeseerx-bot@ist.psu.edu']);
+      assert.equal(s.delayS, 5);
+      assert.equal(s.politeness.delayFactor, 1.5);
+      assert.equal(s.httpErrors.net, 'KEEP:0');
+      assert.equal(c.root.attribs.has('trawl_politeness'), false, 'the given configuration is not changed');
+      assert.equal(resolveSettings(c).politeness.retryDelayS, 0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('trawl serve --citeseerx crawls the collections it is given with the profile\'s politeness and headers', async () => {
+    const ip = '127.0.31.57';
+    const site = await startFixtureSite([{
+      ip,
+      routes: {
+        '/': { kind: 'html', body: '<a href="/a.html">a</a>' },
+        '/a.html': { kind: 'html', body: '<p>a</p>' },
+      },
+    }]);
+    const h = site.host(ip);
+    const dir = tempDir('trawl-politeness-');
+    const csx = join(dir, 'csx-heritrix.xml');
+    writeFileSync(csx, readFileSync(join(ROOT, 'test/fixtures/citeseerx/csx-heritrix.xml'), 'utf8').replace('ACTIVEMQ_HOST', '127.0.31.58'));
+    const port = await freePort('127.0.0.1');
+    const daemon = await spawnServe(['--data', join(dir, 'data'), '--port', String(port), '--allow-loopback', '--citeseerx', csx, '--repository-root', join(dir, 'repo')]);
+    try {
+      const add = await runTrawl(['admin', '--server', `http://127.0.0.1:${port}`, 'add', config(dir, 'served', h.url('/'), '')], { timeoutMs: 60_000 });
+      assert.equal(add.code, 0, add.err);
+      const deadline = Date.now() + 60_000;
+      while (pages(h.requests).filter((q) => q.endMs !== undefined).length < 2 && Date.now() < deadline) await sleep(100);
+      const seen = pages(h.requests);
+      assert.deepEqual(seen.map((q) => q.path), ['/', '/a.html']);
+      for (const q of h.requests) assert.equal(q.headers.from, 'citeseerx-bot@ist.psu.edu', q.path);
+      assert.ok(seen[1]!.startMs - seen[0]!.endMs! >= 2000 - SLACK_MS, 'min_delay 2 s, not MS-FSCCFG\'s 60 s delay nor none');
+    } finally {
+      daemon.kill('SIGKILL');
       await site.close();
       rmSync(dir, { recursive: true, force: true });
     }
