@@ -10,7 +10,7 @@ import { CSX_SINK_NAME, readCsxHeritrix, type CsxSinkSettings, type CsxSubmissio
 import type { CollectionSettings } from '../config/registry.ts';
 
 export const CITESEERX_HELP = {
-  file: 'CiteSeerX\'s csx-heritrix.xml, as it is: every collection also feeds the jms sink it describes (named citeseerx); needs --repository-root',
+  file: 'CiteSeerX\'s csx-heritrix.xml, as it is: every collection also feeds the jms sink it describes (named citeseerx), and trawl serve makes a job of each URL Submission Message on its newSubmissionsChannel; needs --repository-root',
   root: 'the CiteSeerX repository root the --citeseerx sink writes files and CrawlData sidecars under',
 } as const;
 
