@@ -125,6 +125,9 @@ const PDF3 = new TextEncoder().encode('%PDF-1.4 the paper a 301 leads to\n%%EOF\
 const PDFGZ = gzipSync(Buffer.from('%PDF-1.4 a gzipped paper\n%%EOF\n'));
 const PDFB = new TextEncoder().encode('%PDF-1.4 a paper on the second host\n%%EOF\n');
 
+const PUBS_HTML = '<title>Pubs</title><a href="paper1.pdf">1</a> <a href="paper2.pdf.gz">2</a> <a href="missing.pdf">gone</a> <a href="moved.pdf">moved</a> <a href="about.html">about</a>';
+const LIST_HTML = '<title>List</title><a href="b.pdf">b</a> <a href="gone.html">gone</a> <a href="/private/p.pdf">private</a>';
+
 /** Host A: a publications page (a hub) linking PDFs, a .pdf.gz, a 404 and a 301; host B: a list with a 404 and a page robots.txt forbids. */
 async function submissionSite(a: string, b: string): Promise<FixtureSite> {
   return startFixtureSite([
@@ -132,7 +135,7 @@ async function submissionSite(a: string, b: string): Promise<FixtureSite> {
       ip: a,
       routes: {
         '/robots.txt': { kind: 'robots', body: 'User-agent: *\nDisallow:\n' },
-        '/pubs.html': { kind: 'html', body: '<title>Pubs</title><a href="paper1.pdf">1</a> <a href="paper2.pdf.gz">2</a> <a href="missing.pdf">gone</a> <a href="moved.pdf">moved</a> <a href="about.html">about</a>' },
+        '/pubs.html': { kind: 'html', body: PUBS_HTML },
         '/about.html': { kind: 'html', body: '<title>About</title><a href="deeper.pdf">a paper, too deep for depth 1</a>' },
         '/paper1.pdf': { kind: 'binary', bytes: PDF1, contentType: 'application/pdf' },
         '/paper2.pdf.gz': { kind: 'binary', bytes: PDFGZ, contentType: 'application/x-gzip' },
@@ -145,7 +148,7 @@ async function submissionSite(a: string, b: string): Promise<FixtureSite> {
       ip: b,
       routes: {
         '/robots.txt': { kind: 'robots', body: 'User-agent: *\nDisallow: /private/\n' },
-        '/list.html': { kind: 'html', body: '<title>List</title><a href="b.pdf">b</a> <a href="gone.html">gone</a> <a href="/private/p.pdf">private</a>' },
+        '/list.html': { kind: 'html', body: LIST_HTML },
         '/b.pdf': { kind: 'binary', bytes: PDFB, contentType: 'application/pdf' },
         '/gone.html': { kind: 'status', status: 404 },
       },
@@ -366,6 +369,15 @@ describe('CiteSeerX submissions over a real ActiveMQ broker, with a Java JMS cli
     const site = await submissionSite('127.0.43.3', '127.0.43.4');
     const a = site.host('127.0.43.3');
     const b = site.host('127.0.43.4');
+    // The seeds answer only once the broker is down, so that every message of the job waits for it.
+    let openGate: () => void = () => {};
+    const gate = new Promise<void>((r) => (openGate = r));
+    for (const [ip, path, body] of [['127.0.43.3', '/pubs.html', PUBS_HTML], ['127.0.43.4', '/list.html', LIST_HTML]] as const) {
+      site.setRoute(ip, path, (_req, res) => void gate.then(() => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(body);
+      }));
+    }
     const dir = join(work, 'kill');
     mkdirSync(dir, { recursive: true });
     const repo = join(dir, 'jobs');
@@ -373,10 +385,22 @@ describe('CiteSeerX submissions over a real ActiveMQ broker, with a Java JMS cli
     const port = await freePort('127.0.0.1');
     let daemon = await serve(dir, csx, repo, port);
     try {
+      // The profile is the daemon's collection named as submissionProfile when there is one: here without delay, and crawling nothing itself.
+      writeFileSync(join(dir, 'profile.xml'), `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="CSX_User_Submission">
+        <attrib name="delay" type="real">0</attrib>
+        <attrib name="allowed_types" type="list-string"><member>*/*</member></attrib>
+        <attrib name="exclude_exts" type="list-string"><member>.jpg</member></attrib>
+        <section name="crawlmode"><attrib name="mode" type="string">DEPTH:1</attrib><attrib name="reset_level" type="boolean">no</attrib></section>
+      </DomainSpecification></CrawlerConfig>`);
+      const add = await runTrawl(['admin', '--server', `http://127.0.0.1:${port}`, 'add', join(dir, 'profile.xml')], { timeoutMs: 60_000 });
+      assert.equal(add.code, 0, add.err);
       await java.produce(broker.openwireUrl, SUBMIT, { JID: 'USUB-bob2', URL: `${a.url('/pubs.html')}\n${b.url('/list.html')}`, DESC: 'killed' });
       await waitFor('the job', () => /submitted job created/.test(daemon.log()), 60_000);
+      const cfg = await runTrawl(['admin', '--server', `http://127.0.0.1:${port}`, 'config', 'USUB-bob2'], { timeoutMs: 60_000 });
+      assert.match(cfg.out, /<attrib name="delay" type="real">\s*0(\.0)?\s*<\/attrib>/, 'made from the CSX_User_Submission collection');
       // The broker goes away: the job's files are written, their messages wait in the outbox.
       await broker.stop();
+      openGate();
       await waitFor('files written and not announced', () => listFiles(repo).filter((f) => !f.endsWith('.met')).length >= 3 && /jms sink citeseerx: .*trying again/.test(daemon.log()), 90_000);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
