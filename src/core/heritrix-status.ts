@@ -71,8 +71,12 @@ export function heritrixStatus(f: FailedUri): number {
   if (f.kind === 'blocked') return H.BLOCKED_BY_USER;
   if (f.kind === 'refused') return REFUSAL_CODES[f.code] ?? H.OUT_OF_SCOPE;
   if (f.httpStatus !== undefined) return f.httpStatus;
-  // A host that does not resolve fails its URIs with `co` and the resolver's error.
-  if (f.code === 'co' && /ENOTFOUND|EAI_AGAIN|EAI_NONAME|\bDNS\b|resolve/i.test(f.reason)) return H.DOMAIN_PREREQUISITE_FAILURE;
+  if (f.code === 'co') {
+    // A site whose robots.txt could not be requested fails its URIs with `co` and that request's reason:
+    // the resolver's error, or the egress policy's refusal of its address.
+    if (/refused unless|trawl_egress\.deny_ips|egress policy/.test(f.reason)) return H.BLOCKED_BY_USER;
+    if (/ENOTFOUND|EAI_AGAIN|EAI_NONAME|\bDNS\b/.test(f.reason)) return H.DOMAIN_PREREQUISITE_FAILURE;
+  }
   return FAILURE_CODES[f.code ?? ''] ?? H.RUNTIME_EXCEPTION;
 }
 

@@ -81,6 +81,8 @@ describe('submitted jobs and status codes, without a broker', () => {
     assert.equal(failed(503, undefined), 503);
     assert.equal(failed(undefined, 'co', 'connect ECONNREFUSED 127.0.0.1:9'), -2);
     assert.equal(failed(undefined, 'co', 'getaddrinfo ENOTFOUND nowhere.test'), -6);
+    assert.equal(failed(undefined, 'co', 'site unreachable (robots.txt: DNS: no address for nowhere.test)'), -6);
+    assert.equal(failed(undefined, 'co', 'site unreachable (robots.txt: 10.0.0.1 is a private address; refused unless --allow-private-networks)'), -5001);
     assert.equal(failed(undefined, 'ct'), -2);
     assert.equal(failed(undefined, 'ti'), -4);
     assert.equal(failed(undefined, 'ne'), -3);
