@@ -160,6 +160,11 @@ export class StompConnection {
         debug: () => {},
         onConnect: () => {
           if (settled) return;
+          if (this.users <= 0) {
+            // Released while it connected: nobody is left to close it.
+            down('the connection was released while it was made');
+            return;
+          }
           settled = true;
           clearTimeout(timer);
           this.client = client;

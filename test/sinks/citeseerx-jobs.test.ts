@@ -360,6 +360,10 @@ describe('CiteSeerX submissions over a real ActiveMQ broker, with a Java JMS cli
       assert.match(cfg.out, /<section name="trawl_submission">\s*<attrib name="job_id" type="string">\s*USUB-carol3\s*<\/attrib>\s*<attrib name="description" type="string">\s*from the sections\s*<\/attrib>/);
       assert.match(cfg.out, /status_queue/);
       assert.doesNotMatch(cfg.out, /submission_queue/, 'a job takes no submissions itself');
+      // A graceful stop ends the consumer and the shared connection: the daemon exits by itself.
+      child.kill('SIGTERM');
+      const code = await Promise.race([new Promise<number | null>((r) => child.once('exit', (c) => r(c))), sleep(60_000).then(() => 'hung' as const)]);
+      assert.equal(code, 0, out.slice(-2000));
     } finally {
       child.kill('SIGKILL');
       await exited;
