@@ -13,7 +13,8 @@ import { isoTimeEachMs } from '../core/log-file.ts';
 import { openCrawlStore } from '../store/open-crawl-store.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions, openEventLog } from './logging.ts';
-import { CITESEERX_HELP, citeseerxSink, withCiteseerxProfile, withCiteseerxSink } from './citeseerx-option.ts';
+import { CITESEERX_HELP, citeseerxConfig, withCiteseerxProfile, withCiteseerxSink } from './citeseerx-option.ts';
+import { brokerAddress } from '../core/broker-url.ts';
 import { wholeNumberOption } from './options.ts';
 
 export const DEFAULT_ADMIN_PORT = 13000;
@@ -137,11 +138,18 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       mkdirSync(opts.data, { recursive: true, mode: 0o700 });
       const uriFileDir = uriFileFolder(opts.data, opts.uriFileDir);
       const log = pino({ level: opts.logLevel, base: { service: 'trawl' }, timestamp: isoTimeEachMs(), ...maskingLogOptions() });
-      const csxSink = citeseerxSink(opts, (m) => log.warn({ citeseerx: opts.citeseerx }, m));
+      const csx = citeseerxConfig(opts, (m) => log.warn({ citeseerx: opts.citeseerx }, m), true);
+      const csxSink = csx?.sink;
+      // The file's newSubmissionsChannel: consumed on the broker the file names, with its clientID.
+      const csxBroker = csxSink ? brokerAddress(csxSink.brokerUrl) : undefined;
+      const submissions = csx?.submissions && csxBroker && !('problem' in csxBroker)
+        ? { label: opts.citeseerx!, queue: csx.submissions.queue, profile: csx.submissions.profile, endpoint: { host: csxBroker.host, port: csxBroker.port, clientId: csxSink!.clientId } }
+        : undefined;
       const store = await openCrawlStore(opts.store, opts.data);
       const service = new CrawlerService({
         ...(csxSink !== undefined ? { adjustSettings: (settings, name) => withCiteseerxSink(settings, csxSink, name, (m) => log.warn({ collection: name }, m)) } : {}),
         ...(csxSink !== undefined ? { adjustConfig: (config) => withCiteseerxProfile(config, csxSink, (m) => log.warn({ collection: config.name }, m)) } : {}),
+        ...(submissions ? { submissions } : {}),
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir, openEventLog,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },

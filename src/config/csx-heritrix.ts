@@ -1,26 +1,34 @@
 /**
  * CiteSeerX's `csx-heritrix.xml` (CiteSeerX Crawler Interface, "CSX
  * Configuration"), read as operators have it, into the jms sink it
- * describes (`trawl crawl --citeseerx FILE`, `trawl serve --citeseerx FILE`).
+ * describes (`trawl crawl --citeseerx FILE`, `trawl serve --citeseerx FILE`)
+ * and, for `trawl serve`, the queue URL Submission Messages come from.
  *
  *   serviceConfiguration/edu/psu/citeseerx
- *     heritrix/jms      ingestionChannel   → ingestion_queue
- *                       repositoryID       → repository_id
- *                       hubLinkIndicator   → hub_link_indicator (hubs; articles: the
- *                                            profile's .*(\.(pdf))(\.(gz))?)
- *                       newSubmissionsChannel, statusUpdateChannel,
- *                       submissionProfile  → warnings: not applied
+ *     heritrix/jms      ingestionChannel      → ingestion_queue
+ *                       statusUpdateChannel   → status_queue (submitted jobs only)
+ *                       newSubmissionsChannel → the submissions queue trawl serve consumes
+ *                                               (trawl crawl: a warning, nothing to consume)
+ *                       submissionProfile     → the profile of submitted jobs: the daemon's
+ *                                               collection of that name, else the built-in
+ *                                               User Submission profile
+ *                       repositoryID          → repository_id
+ *                       hubLinkIndicator      → hub_link_indicator (hubs; articles: the
+ *                                               profile's .*(\.(pdf))(\.(gz))?)
  *     messaging/jmsProvider
  *                       url                → broker_url (tcp:// mapped to STOMP, a sink note)
  *                       clientID           → client_id
- *                       queue {name, role, acknowledgeMode}: the ingestion
- *                       queue must be a producer queue; the others are not used
+ *                       queue {name, role, acknowledgeMode}: the channels' queues must have
+ *                         the roles the document gives them (newSubmissions consumer, the
+ *                         others producer); a consumer is acknowledged as CLIENT_ACKNOWLEDGE
+ *                         whatever its mode says (a warning otherwise)
  *     utility/ConfigurationManager/autoSave: nothing to apply (trawl never writes the file)
  *
  * The repository root is not in the file (Heritrix's is its jobs/ directory):
  * it is given beside it (`--repository-root`). Every element trawl does not
  * apply is a warning naming it; the file's own errors (not XML, no
- * repositoryID, no url) are refused with the element's path.
+ * repositoryID, no url, a queue with the wrong role) are refused with the
+ * element's path.
  */
 
 import { readFileSync } from 'node:fs';
@@ -34,12 +42,25 @@ export interface CsxSinkSettings {
   readonly repositoryId: string;
   readonly brokerUrl: string;
   readonly ingestionQueue: string;
+  readonly statusQueue?: string | undefined;
   readonly clientId?: string | undefined;
   readonly hubLinkIndicator?: string | undefined;
 }
 
+/** Where URL Submission Messages come from, and the profile of the jobs they make (trawl serve). */
+export interface CsxSubmissions {
+  readonly queue: string;
+  /** submissionProfile: a collection of the daemon by that name, else the built-in User Submission profile. */
+  readonly profile: string;
+}
+
+/** The document's submission profile, which trawl has built in (service/submission-profile.ts). */
+export const USER_SUBMISSION_PROFILE = 'CSX_User_Submission';
+
 export interface CsxConfig {
   readonly sink: CsxSinkSettings;
+  /** Absent without newSubmissionsChannel, or for trawl crawl. */
+  readonly submissions?: CsxSubmissions | undefined;
   /** What the file asks for that trawl does not apply, each naming its element. */
   readonly warnings: string[];
 }
@@ -56,7 +77,8 @@ function text(e: XmlElement | undefined): string | undefined {
   return t === undefined || t === '' ? undefined : t;
 }
 
-export function readCsxHeritrix(file: string, repositoryRoot: string): CsxConfig {
+/** `serving`: trawl serve, which consumes newSubmissionsChannel; trawl crawl says it does not. */
+export function readCsxHeritrix(file: string, repositoryRoot: string, serving = false): CsxConfig {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -79,20 +101,26 @@ export function readCsxHeritrix(file: string, repositoryRoot: string): CsxConfig
   const repositoryId = text(child(jms, 'repositoryID')) ?? refuse(`${jmsPath}/repositoryID`, 'missing or empty: every crawler needs its unique repository ID');
   const ingestionQueue = text(child(jms, 'ingestionChannel')) ?? refuse(`${jmsPath}/ingestionChannel`, 'missing or empty');
   const hubLinkIndicator = text(child(jms, 'hubLinkIndicator'));
-  for (const c of jms.children) {
-    const p = `${jmsPath}/${c.name}`;
-    if (c.name === 'repositoryID' || c.name === 'ingestionChannel' || c.name === 'hubLinkIndicator') continue;
-    if (c.name === 'newSubmissionsChannel') notApplied(p, `not applied: this version of trawl does not consume URL Submission Messages (${text(c) ?? ''})`);
-    else if (c.name === 'statusUpdateChannel') notApplied(p, `not applied: this version of trawl sends no URL Status Messages (${text(c) ?? ''})`);
-    else if (c.name === 'submissionProfile') notApplied(p, 'not applied: no submitted jobs in this version of trawl');
-    else notApplied(p, 'not an element trawl knows; ignored');
-  }
+  const statusQueue = text(child(jms, 'statusUpdateChannel'));
+  const submissionQueue = text(child(jms, 'newSubmissionsChannel'));
+  const profile = text(child(jms, 'submissionProfile'));
+  const known = new Set(['repositoryID', 'ingestionChannel', 'hubLinkIndicator', 'statusUpdateChannel', 'newSubmissionsChannel', 'submissionProfile']);
+  for (const c of jms.children) if (!known.has(c.name)) notApplied(`${jmsPath}/${c.name}`, 'not an element trawl knows; ignored');
+  if (submissionQueue !== undefined && !serving) notApplied(`${jmsPath}/newSubmissionsChannel`, `not applied by trawl crawl: only trawl serve consumes URL Submission Messages (${submissionQueue})`);
+  if (profile !== undefined && submissionQueue === undefined) notApplied(`${jmsPath}/submissionProfile`, 'not applied: there is no newSubmissionsChannel to take submissions from');
 
   const providerPath = `${base}/messaging/jmsProvider`;
   const provider = child(child(csx, 'messaging'), 'jmsProvider') ?? refuse(providerPath, 'missing');
   const brokerUrl = text(child(provider, 'url')) ?? refuse(`${providerPath}/url`, 'missing or empty: the ActiveMQ broker\'s URL');
   const clientId = text(child(provider, 'clientID'));
-  let ingestionRole: string | undefined;
+  // The channels and the role the document gives each one's queue.
+  const roles = new Map<string, { role: 'producer' | 'consumer'; channel: string }>([[ingestionQueue, { role: 'producer', channel: 'ingestionChannel' }]]);
+  if (statusQueue !== undefined) roles.set(statusQueue, { role: 'producer', channel: 'statusUpdateChannel' });
+  if (submissionQueue !== undefined) {
+    if (roles.has(submissionQueue)) refuse(`${jmsPath}/newSubmissionsChannel`, `${submissionQueue} is also a queue trawl sends to: submissions would be read back from it`);
+    roles.set(submissionQueue, { role: 'consumer', channel: 'newSubmissionsChannel' });
+  }
+  const listed = new Set<string>();
   for (const c of provider.children) {
     const p = `${providerPath}/${c.name}`;
     if (c.name === 'url' || c.name === 'clientID') continue;
@@ -102,15 +130,23 @@ export function readCsxHeritrix(file: string, repositoryRoot: string): CsxConfig
     }
     const name = text(child(c, 'name')) ?? '';
     const role = text(child(c, 'role'));
+    const mode = text(child(c, 'acknowledgeMode'));
     const qp = `${p}[name=${name}]`;
-    if (name === ingestionQueue) {
-      ingestionRole = role ?? '';
-      if (role !== 'producer') refuse(`${qp}/role`, `the ingestion queue must have the role producer, not ${JSON.stringify(role ?? '')}`);
+    const want = roles.get(name);
+    if (want === undefined) {
+      notApplied(qp, 'not applied: no channel of heritrix/jms names this queue');
       continue;
     }
-    notApplied(qp, `not applied: trawl uses only the ingestion queue ${ingestionQueue} in this version`);
+    listed.add(name);
+    if (role !== want.role) refuse(`${qp}/role`, `the ${want.channel} queue must have the role ${want.role}, not ${JSON.stringify(role ?? '')}`);
+    if (mode !== undefined && !['CLIENT_ACKNOWLEDGE', 'AUTO_ACKNOWLEDGE', 'DUPS_OK_ACKNOWLEDGE', 'SESSION_TRANSACTED'].includes(mode)) notApplied(`${qp}/acknowledgeMode`, `not a JMS acknowledge mode (${mode}); ignored`);
+    else if (want.role === 'consumer' && mode !== undefined && mode !== 'CLIENT_ACKNOWLEDGE') {
+      notApplied(`${qp}/acknowledgeMode`, `${mode} not applied: trawl acknowledges each URL Submission Message once its job is stored, as CLIENT_ACKNOWLEDGE does, so that a crash cannot lose it`);
+    }
   }
-  if (ingestionRole === undefined) notApplied(`${providerPath}/queue`, `no queue named ${ingestionQueue} (the ingestionChannel); trawl sends to it as a producer anyway`);
+  for (const [name, { role, channel }] of roles) {
+    if (!listed.has(name) && (channel !== 'newSubmissionsChannel' || serving)) notApplied(`${providerPath}/queue`, `no queue named ${name} (the ${channel}); trawl uses it as a ${role} anyway`);
+  }
 
   const utilityPath = `${base}/utility`;
   for (const c of child(csx, 'utility')?.children ?? []) {
@@ -122,7 +158,11 @@ export function readCsxHeritrix(file: string, repositoryRoot: string): CsxConfig
   }
 
   return {
-    sink: { type: 'jms', repositoryRoot, repositoryId, brokerUrl, ingestionQueue, ...(clientId !== undefined ? { clientId } : {}), ...(hubLinkIndicator !== undefined ? { hubLinkIndicator } : {}) },
+    sink: {
+      type: 'jms', repositoryRoot, repositoryId, brokerUrl, ingestionQueue,
+      ...(statusQueue !== undefined ? { statusQueue } : {}), ...(clientId !== undefined ? { clientId } : {}), ...(hubLinkIndicator !== undefined ? { hubLinkIndicator } : {}),
+    },
+    ...(submissionQueue !== undefined && serving ? { submissions: { queue: submissionQueue, profile: profile ?? USER_SUBMISSION_PROFILE } } : {}),
     warnings,
   };
 }

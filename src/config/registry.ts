@@ -546,7 +546,17 @@ const SINK = section({
     attrib({ name: 'hub_link_indicator', key: 'hubLinkIndicator', honoured: 'full', type: 'string', meaning: 'Every sink: a regular expression (JavaScript syntax, which Heritrix\'s Java patterns such as the profile\'s are written in too), matching a whole URL, over the out-links of each fed HTML page; a page with a matching link is a hub, which the sink keeps (the repository and jms sinks announce it with RESOURCETYPE hub: csx-heritrix.xml hubLinkIndicator). When set, the sink keeps only hubs and the documents accept_pattern and accept_types let through.', spec: CSX }),
     attrib({ name: 'accept_pattern', key: 'acceptPattern', honoured: 'full', type: 'string', meaning: 'Every sink: a regular expression matching the whole URL of the documents the sink keeps (as articles, for the repository and jms sinks); the others reach it as deletions, so that one kept before is removed. The crawl still fetches and parses every page allowed_types lets through. Default: every document, or, for a repository or jms sink with hub_link_indicator and no accept_types, the User Submission profile\'s .*(\\.(pdf))(\\.(gz))?', spec: CSX }),
     attrib({ name: 'accept_types', key: 'acceptTypes', honoured: 'full', type: 'list-string', check: checkMimePattern, meaning: 'Every sink: the MIME types of the documents the sink keeps (* matches a whole field, as in allowed_types); with accept_pattern, a document must match both. The crawl still fetches and parses every page allowed_types lets through. Default: every type.', spec: X }),
-    attrib({ name: 'job_id', key: 'jobId', honoured: 'full', type: 'string', meaning: 'The jms sink: the JID of the messages; default: the crawl collection\'s name.', spec: CSX }),
+    attrib({ name: 'job_id', key: 'jobId', honoured: 'full', type: 'string', meaning: 'The jms sink: the JID of the messages; default: the submitted job\'s JID (trawl_submission.job_id), else the crawl collection\'s name.', spec: CSX }),
+    attrib({ name: 'status_queue', key: 'statusQueue', honoured: 'full', type: 'string', meaning: 'The jms sink: the queue URL Status Messages (TYPE 1, JID, URL, STATUS) go to for each URI that fails in a submitted job (a collection with trawl_submission.job_id), through the feed outbox (csx-heritrix.xml statusUpdateChannel); unset: none are sent.', spec: CSX }),
+    attrib({ name: 'submission_queue', key: 'submissionQueue', honoured: 'full', type: 'string', meaning: 'The jms sink, trawl serve only: the queue URL Submission Messages (JID, URL, DESC) are consumed from (csx-heritrix.xml newSubmissionsChannel); each becomes a submitted job, a new collection made from this collection\'s configuration with the message\'s URLs as start URIs. Acknowledged once the job is stored.', spec: CSX }),
+  ],
+});
+
+const SUBMISSION = section({
+  name: 'trawl_submission', key: 'submission', honoured: 'full', meaning: 'A CiteSeerX submitted job (docs/citeseerx.md "Submitted jobs"): written by trawl serve into the collection it makes for a URL Submission Message.', spec: CSX, sections: [],
+  attribs: [
+    attrib({ name: 'job_id', key: 'jobId', honoured: 'full', type: 'string', meaning: 'The JID of the submission: the jms sinks send it as JID, and the collection\'s failures are reported on their status_queue.', spec: CSX }),
+    attrib({ name: 'description', key: 'description', honoured: 'full', type: 'string', meaning: 'The DESC of the submission, kept for operators.', spec: CSX }),
   ],
 });
 
@@ -677,7 +687,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -143,7 +143,7 @@ export interface SinkProblem {
 }
 
 /** What is wrong with the `trawl_sinks` sections, each naming its parameter. */
-export function sinkProblems(sinks: Readonly<Record<string, { type?: string | undefined; outputDir?: string | undefined; url?: string | undefined; repositoryRoot?: string | undefined; repositoryId?: string | undefined; brokerUrl?: string | undefined; ingestionQueue?: string | undefined; hubLinkIndicator?: string | undefined; acceptPattern?: string | undefined }>>): SinkProblem[] {
+export function sinkProblems(sinks: Readonly<Record<string, { type?: string | undefined; outputDir?: string | undefined; url?: string | undefined; repositoryRoot?: string | undefined; repositoryId?: string | undefined; brokerUrl?: string | undefined; ingestionQueue?: string | undefined; statusQueue?: string | undefined; submissionQueue?: string | undefined; hubLinkIndicator?: string | undefined; acceptPattern?: string | undefined }>>): SinkProblem[] {
   const out: SinkProblem[] = [];
   for (const [name, s] of Object.entries(sinks)) {
     const at = `trawl_sinks.${name}`;
@@ -168,7 +168,12 @@ export function sinkProblems(sinks: Readonly<Record<string, { type?: string | un
           const b = brokerAddress(s.brokerUrl);
           if ('problem' in b) add(`${at}.broker_url`, `${at}.broker_url ${JSON.stringify(maskUrl(s.brokerUrl))} ${b.problem}`);
         }
-        if (s.ingestionQueue !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(s.ingestionQueue)) add(`${at}.ingestion_queue`, `${at}.ingestion_queue ${JSON.stringify(s.ingestionQueue)} is not a queue name (letters, digits, . _ - :)`);
+        for (const [param, queue] of [['ingestion_queue', s.ingestionQueue], ['status_queue', s.statusQueue], ['submission_queue', s.submissionQueue]] as const) {
+          if (queue !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(queue)) add(`${at}.${param}`, `${at}.${param} ${JSON.stringify(queue)} is not a queue name (letters, digits, . _ - :)`);
+        }
+        if (s.submissionQueue !== undefined && (s.submissionQueue === s.ingestionQueue || s.submissionQueue === s.statusQueue)) add(`${at}.submission_queue`, `${at}.submission_queue ${s.submissionQueue} is also a queue trawl sends to: submissions would be read back from it`);
+      } else if (s.statusQueue !== undefined || s.submissionQueue !== undefined) {
+        add(`${at}.${s.statusQueue !== undefined ? 'status_queue' : 'submission_queue'}`, `${at}: a repository sink has no broker; make it type jms to use status_queue or submission_queue`);
       }
     }
     // Every sink's filter (sinks/sink-filter.ts).

@@ -68,6 +68,13 @@ export interface CrawlerOptions {
   readonly feedTo?: readonly string[];
   /** Operations were queued in the feed outbox (wakes the feeder). */
   readonly onFeed?: () => void;
+  /**
+   * A CiteSeerX submitted job that reports failures (docs/citeseerx.md "URL
+   * Status Messages"): each URI that finally fails, or is refused before any
+   * request, queues its status in the feed outbox (STATUS_DESTINATION), with
+   * its fetch's transaction. Absent: nothing of the kind is done.
+   */
+  readonly reportFailures?: boolean;
   /** Where pages are parsed; default: the process's worker thread (src/extract/extract-pool.ts). */
   readonly extractPool?: ExtractPool;
   /** How many sites' robots rules stay in memory (default ROBOTS_MEMO_MAX; the rest are read back from the crawl store). */

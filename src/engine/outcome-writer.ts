@@ -15,6 +15,8 @@
  */
 
 import type { DocSkipCode } from '../core/skip-codes.ts';
+import { statusToReport, type FailedUri } from '../core/heritrix-status.ts';
+import { STATUS_DESTINATION } from '../store/feed-outbox.ts';
 import type { FeedOp, QueuedUri, RecordStatus, UriRecord } from '../store/crawl-store.ts';
 import { URI_FLAGS } from '../store/crawl-store.ts';
 import type { SiteStats } from '../stats/site-stats.ts';
@@ -84,14 +86,15 @@ export class OutcomeWriter {
         this.docSkip(st, o.code, uri.url, o.reason);
         const rec = this.record(ctx, 'skipped');
         rec.skipCode = o.code;
-        await this.commit(ctx, rec, ctx.links, []);
+        const blocked = this.env.opts.reportFailures && ctx.fetched?.kind === 'failure' && ctx.fetched.blocked;
+        await this.commit(ctx, rec, ctx.links, blocked ? this.statusOps(uri.url, { kind: 'blocked' }) : []);
         return;
       }
       case 'failed':
         return this.failed(ctx, o);
       case 'refused':
         this.env.screening.skipUri(ctx.site.site, o.code, uri.url, o.reason);
-        await this.commit(ctx, undefined, ctx.links, []);
+        await this.commit(ctx, undefined, ctx.links, this.env.opts.reportFailures ? this.statusOps(uri.url, { kind: 'refused', code: o.code }) : []);
         return;
       case 'listed':
         await this.commit(ctx, undefined, ctx.links, []);
@@ -121,14 +124,15 @@ export class OutcomeWriter {
         rec.contentRef = undefined;
         rec.checksum = undefined;
       }
+      const status = env.opts.reportFailures ? this.statusOps(uri.url, { kind: 'failed', httpStatus: o.httpStatus, code: o.code, reason: o.reason }) : [];
       if (o.action === 'delete' && previous?.contentRef) {
         c.deleted++;
         st.add('Deleted');
-        await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, 'delete'));
+        await this.commit(ctx, rec, ctx.links, [...this.feedOps(uri.url, 'delete'), ...status]);
         if (wasFed(previous)) env.limits.noteDocuments(-1);
         await env.content.delete(previous.contentRef);
       } else {
-        await this.commit(ctx, rec, ctx.links, []);
+        await this.commit(ctx, rec, ctx.links, status);
       }
     }
     // A transport failure may have closed the site (max_backoff_counter): what it has queued waits for the next cycle.
@@ -162,6 +166,12 @@ export class OutcomeWriter {
   /** One feed operation per content destination (none when the collection does not feed). */
   private feedOps(url: string, op: FeedOp['op']): FeedOp[] {
     return (this.env.opts.feedTo ?? []).map((destination) => ({ destination, url, op }));
+  }
+
+  /** A submitted job's URL Status Message for a failed URI, unless its code is one never reported (core/heritrix-status.ts). */
+  private statusOps(url: string, f: FailedUri): FeedOp[] {
+    const status = statusToReport(f);
+    return status === undefined ? [] : [{ destination: STATUS_DESTINATION, url, op: `status:${status}` }];
   }
 
   /** CollectionRefetchURI Refeed: an unchanged document is fed again all the same. */

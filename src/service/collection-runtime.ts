@@ -90,6 +90,7 @@ export class CollectionRuntime {
       ...(this.o.node !== undefined ? { node: this.o.node } : {}),
       ...(this.o.egress ? { egress: this.o.egress } : {}),
       ...(feeder ? { feedTo: [...this.destinations.keys()], onFeed: () => feeder.poke() } : {}),
+      ...(feeder?.reportsFailures ? { reportFailures: true } : {}),
       ...extras,
     });
   }

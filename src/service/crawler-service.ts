@@ -51,6 +51,10 @@ import { openCollectionRuntime } from './collection-runtime.ts';
 import { collectionLogPath, logFilesOf, readLogLines, type EventLog, type LogLine } from './crawl-log.ts';
 import { exportPage, inspectUri, normalizeFor, type CollectionView, type ExportOptions, type ExportPage, type ExportSelection, type InspectReport } from './inspect.ts';
 import { decodeOperatorState } from './collection-state.ts';
+import { brokerAddress } from '../core/broker-url.ts';
+import { keyFilePath, loadKeyFile, revealSecret } from '../config/secrets.ts';
+import { SubmissionConsumers, SubmissionRefused, type JobResult, type SubmissionSource } from './submission-consumer.ts';
+import { jobCollectionName, jobConfig, userSubmissionProfile, type Submission } from './submission-job.ts';
 import { ManagedCollection, ZOMBIE, type CollectionStatus } from './managed-collection.ts';
 
 export interface ServiceOptions {
@@ -77,6 +81,12 @@ export interface ServiceOptions {
   readonly adjustSettings?: (settings: CollectionSettings, collection: string) => CollectionSettings;
   /** Applied to the configuration a collection's crawls run with, not to the one stored (`trawl serve --citeseerx`: the User Submission profile). */
   readonly adjustConfig?: (config: CollectionConfig) => CollectionConfig;
+  /**
+   * `trawl serve --citeseerx` with a newSubmissionsChannel: the queue URL
+   * Submission Messages are consumed from, besides those collections name
+   * in a jms sink's submission_queue (docs/citeseerx.md "Submitted jobs").
+   */
+  readonly submissions?: SubmissionSource;
 }
 
 /** One collection as `GET /metrics` reports it (src/admin/metrics.ts writes it out). */
@@ -122,6 +132,9 @@ export interface StatusDetail {
   readonly nextCycleMs?: number;
 }
 
+/** What CollectionAdd refuses a submitted job's configuration with for good (its message goes to the dead-letter queue). */
+const JOB_REFUSALS: ReadonlySet<string> = new Set(['TRAWL_ERR_CONFIG_RULE', 'TRAWL_ERR_CONFIG_VALUE', 'TRAWL_ERR_CONFIG_STRUCTURE', 'TRAWL_ERR_CONFIG_UNSUPPORTED', 'TRAWL_ERR_CONFIG_RANGE', 'TRAWL_ERR_CONFIG_TYPE', 'TRAWL_ERR_CONFIG_PLACE', 'TRAWL_ERR_CONFIG_UNKNOWN', 'TRAWL_ERR_CLIENT_CERT']);
+
 /** The crawl store row that holds the global statistics (a name no collection can have). */
 const GLOBAL_ROW = '\u0000global';
 /** How long a runner waits before it tries a cycle again that a full disk stopped before it could run. */
@@ -149,6 +162,9 @@ export class CrawlerService {
   private logMask = 0x04 | 0x10 | 0x20 | 0x40;
   /** Each collection's event log, opened with it, kept across updates, closed at stop and delete. */
   private readonly eventLogs = new Map<string, EventLog>();
+  /** The URL Submission Message consumers; made when a source is first named. */
+  private submissionConsumers: SubmissionConsumers | undefined;
+  private submissionSync: Promise<void> = Promise.resolve();
 
   constructor(o: ServiceOptions) {
     this.o = o;
@@ -189,12 +205,16 @@ export class CrawlerService {
     this.statsTimer.unref();
     this.phase = 'running';
     this.o.log.info({ collections: this.collections.size }, 'crawler service started');
+    await this.syncSubmissions();
   }
 
   /** Graceful stop: every running cycle returns its in-flight URIs; statistics are saved. */
   async stop(): Promise<void> {
     this.phase = 'stopping';
     if (this.statsTimer) clearInterval(this.statsTimer);
+    // No job is made while the collections stop: an unacknowledged message waits at the broker.
+    await this.submissionSync;
+    await this.submissionConsumers?.stop();
     const live = this.live();
     await Promise.all(live.map((c) => c.stop()));
     await this.flushStatistics();
@@ -493,13 +513,83 @@ export class CrawlerService {
       names.push(merged.name);
       this.o.log.info({ collection: merged.name, updated: present !== undefined }, present ? 'collection updated' : 'collection added');
     }
+    if (this.phase === 'running') void this.syncSubmissions();
     return names;
+  }
+
+  // ------------------------------------------------------------ CiteSeerX submitted jobs
+
+  /** The queues URL Submission Messages are consumed from: --citeseerx's, and each live collection's jms sinks with submission_queue (jobs excepted). */
+  private submissionSources(): SubmissionSource[] {
+    const out: SubmissionSource[] = this.o.submissions ? [this.o.submissions] : [];
+    for (const mc of this.live()) {
+      const s = mc.settings;
+      if (s.submission.jobId !== undefined) continue;
+      for (const [sink, k] of Object.entries(s.sinks)) {
+        if (k.type !== 'jms' || k.submissionQueue === undefined || k.brokerUrl === undefined) continue;
+        try {
+          const reveal = (v: string): string => revealSecret(v, () => loadKeyFile(keyFilePath(this.o.dataDir, s.secrets.keyFile)));
+          const a = brokerAddress(reveal(k.brokerUrl));
+          if ('problem' in a) continue; // refused by the rules when the collection was added
+          out.push({
+            label: `collection ${mc.name} trawl_sinks.${sink}`, queue: k.submissionQueue, profile: mc.name,
+            endpoint: { host: a.host, port: a.port, login: k.username, passcode: k.password === undefined ? undefined : reveal(k.password), clientId: k.clientId },
+          });
+        } catch (err) {
+          this.o.log.error({ collection: mc.name, sink, err }, 'the submissions queue of this sink cannot be consumed');
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Starts and stops the submission consumers as the configuration names
+   * them, one change after another; never waited for by a change of the
+   * collections (a consumer that is making a job may be the one stopped).
+   */
+  private syncSubmissions(): Promise<void> {
+    this.submissionSync = this.submissionSync.then(async () => {
+      if (this.phase === 'stopping') return;
+      const sources = this.submissionSources();
+      if (sources.length === 0 && !this.submissionConsumers) return;
+      this.submissionConsumers ??= new SubmissionConsumers({ log: this.o.log, createJob: (sub, profile) => this.createJob(sub, profile) });
+      await this.submissionConsumers.sync(sources);
+    }).catch((err: unknown) => this.o.log.error({ err }, 'the submission consumers could not be updated'));
+    return this.submissionSync;
+  }
+
+  /**
+   * A submitted job (docs/citeseerx.md "Submitted jobs"): a collection named
+   * from the JID, made from the profile (the daemon's collection of that
+   * name, else the built-in User Submission profile) and added as
+   * CollectionAdd adds one. Resolves once it is stored; a JID that already
+   * has its job resolves with `created: false`.
+   */
+  async createJob(sub: Submission, profileName: string): Promise<JobResult> {
+    const name = jobCollectionName(sub.jid);
+    const existing = this.collections.get(name);
+    if (existing) {
+      if (existing.status === ZOMBIE) throw new Error(`the collection ${name} is being deleted`);
+      if (existing.settings.submission.jobId === sub.jid) return { name, created: false };
+      throw new SubmissionRefused(`the collection ${name} exists and is not job ${JSON.stringify(sub.jid)}`);
+    }
+    const template = this.collections.get(profileName);
+    const profile = template && template.status !== ZOMBIE && template.settings.submission.jobId === undefined ? template.config : userSubmissionProfile();
+    try {
+      await this.addCollection(writeConfigXml(jobConfig(profile, name, sub)));
+    } catch (err) {
+      if (err instanceof TrawlError && JOB_REFUSALS.has(err.code)) throw new SubmissionRefused(err.message);
+      throw err;
+    }
+    return { name, created: true };
   }
 
   /** CollectionDelete: the collection is a zombie until all its data is gone; then the name is free again. */
   async deleteCollection(name: string): Promise<void> {
     const mc = this.collection(name);
     await mc.markZombie();
+    void this.syncSubmissions();
     void (async () => {
       await mc.stop();
       await mc.runtime.content.close();

@@ -36,7 +36,10 @@ export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 
 
 export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined {
   const s = o.settings;
-  const sinks = (o.sinkTypes ?? sinkTypes).open(s.sinks, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))), (message) => o.warn({ collection: o.name }, message));
+  // A submitted job (trawl_submission.job_id): its JID is the jms sinks' default JID, and its failures are reported.
+  const job = s.submission.jobId;
+  const sinkSettings = job === undefined ? s.sinks : Object.fromEntries(Object.entries(s.sinks).map(([k, v]) => [k, v.type === 'jms' && v.jobId === undefined ? { ...v, jobId: job } : v]));
+  const sinks = (o.sinkTypes ?? sinkTypes).open(sinkSettings, (v) => revealSecret(v, () => loadKeyFile(keyFilePath(o.dataDir, s.secrets.keyFile))), (message) => o.warn({ collection: o.name }, message));
   if (sinks.length === 0) return undefined;
   const feeder = new Feeder({
     store: o.store,
@@ -49,6 +52,7 @@ export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined
     ...(o.counters ? { counters: o.counters } : {}),
     onError: (message) => o.warn({ collection: o.name }, `feeding: ${message}`),
     onRejected: (url, sink, reason) => o.warn({ collection: o.name, url, sink }, `feeding: refused: ${reason}`),
+    reportsFailures: job !== undefined,
   });
   feeder.start();
   return feeder;

@@ -10,6 +10,11 @@
  *         nothing to do ─► sleep until poked (a commit, a reprocess, a resume)
  *         a sink failed ─► back off 1 s, 2 s, … 60 s and try the same batch again
  *
+ * A submitted job's URL Status Messages (CiteSeerX statusUpdates) wait in the
+ * same outbox under STATUS_DESTINATION: with a sink that sends them
+ * (`Sink.sendStatuses`), each loop also sends those and acks them after the
+ * broker took them, with the same back-off; never read without one.
+ *
  * MS-FSCCFG 2.2.4.9 `paused` / pp `ds_paused` and MS-FSCADM
  * CollectionSuspendFeeding leave a destination's operations in the outbox,
  * persisted, until feeding resumes.
@@ -17,6 +22,7 @@
 
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, PendingFeedOp, UriRecord } from '../store/crawl-store.ts';
+import { STATUS_DESTINATION } from '../store/feed-outbox.ts';
 import type { PPCounter } from '../stats/statistics.ts';
 import { buildDocument, charsetOfHeader, documentId, type DocumentOptions } from './document.ts';
 import type { DocumentSourceData, Sink, SinkOp } from './sink.ts';
@@ -37,6 +43,8 @@ export interface FeederOptions {
   readonly counters?: Readonly<Partial<Record<PPCounter, number>>>;
   readonly onError?: (message: string) => void;
   readonly onRejected?: (url: string, sink: string, reason: string) => void;
+  /** A submitted job: its failed URIs' statuses are sent by the sink that has `sendStatuses`. */
+  readonly reportsFailures?: boolean;
 }
 
 const MAX_BACKOFF_MS = 60_000;
@@ -56,10 +64,19 @@ export class Feeder {
   /** When the feeder tries the failed batch again (epoch ms); meaningful while `failures` > 0. */
   retryAtMs = 0;
 
+  /** The sink that sends URL Status Messages (a jms sink with status_queue), for a submitted job. */
+  private readonly statusSink: Sink | undefined;
+
   constructor(o: FeederOptions) {
     this.o = o;
+    this.statusSink = o.reportsFailures ? o.sinks.find((k) => k.sendStatuses !== undefined) : undefined;
     const c = o.counters ?? {};
     this.counters = { PPFed: c.PPFed ?? 0, PPSucceeded: c.PPSucceeded ?? 0, PPFailed: c.PPFailed ?? 0, PPDeleted: c.PPDeleted ?? 0, PPAdded: c.PPAdded ?? 0, PPModified: c.PPModified ?? 0 };
+  }
+
+  /** Whether the crawl should queue failed URIs' statuses: a submitted job with a sink that sends them. */
+  get reportsFailures(): boolean {
+    return this.statusSink !== undefined;
   }
 
   get destinations(): readonly string[] {
@@ -102,7 +119,7 @@ export class Feeder {
 
   private async waiting(): Promise<number> {
     const backlog = await this.o.store.feedBacklog(this.o.collection);
-    return Object.entries(backlog).filter(([d]) => this.o.destinations.has(d) && !this.o.paused(d)).reduce((n, [, k]) => n + k, 0);
+    return Object.entries(backlog).filter(([d]) => (this.o.destinations.has(d) && !this.o.paused(d)) || (d === STATUS_DESTINATION && this.statusSink)).reduce((n, [, k]) => n + k, 0);
   }
 
   private sleep(ms: number | undefined): Promise<void> {
@@ -124,6 +141,7 @@ export class Feeder {
           busy = true;
           await this.send(collection, ops);
         }
+        if (this.statusSink && !this.stopped && (await this.sendStatuses(this.statusSink))) busy = true;
         this.backoffMs = 0;
         this.lastError = undefined;
         this.failures = 0;
@@ -177,6 +195,19 @@ export class Feeder {
       if (k === 'add') this.counters.PPAdded++;
       else this.counters.PPModified++;
     });
+  }
+
+  /** Sends a batch of waiting URL Status Messages; false when none waits. */
+  private async sendStatuses(sink: Sink): Promise<boolean> {
+    const ops = await this.o.store.pendingFeed(this.o.collection, STATUS_DESTINATION, 0, this.o.batchSize ?? 100);
+    if (ops.length === 0) return false;
+    const updates = ops.flatMap((op) => {
+      const status = /^status:(-?\d+)$/.exec(op.op)?.[1];
+      return status === undefined ? [] : [{ url: op.url, status: Number(status) }];
+    });
+    await sink.sendStatuses!(this.o.collection, updates); // throws: they stay in the outbox
+    await this.o.store.ackFeed(this.o.collection, ops);
+    return true;
   }
 
   /** The document as stored now; undefined when it is gone (then the destination is told to delete it). */

@@ -6,6 +6,8 @@
  *                                         ─► <root>/<mirror path>.met  (CrawlData XML)
  *   type jms:        the same, then one MapMessage per file on the ingestion queue
  *                    { JID, REPID, FILEPATH, METAPATH, RESOURCETYPE }  (stomp-producer.ts)
+ *                    and, with a status queue, a submitted job's failed URIs
+ *                    { TYPE 1, JID, URL, STATUS }  (sendStatuses, from the feeder)
  *
  * A batch: each file and then its sidecar is written to a temporary name,
  * fsync'd and renamed into place; the directories are fsync'd; only then are
@@ -43,7 +45,18 @@ export interface RepositoryAnnouncer {
   readonly repositoryId: string;
   /** JID; default: the crawl collection. */
   readonly jobId: string | undefined;
+  /** Where URL Status Messages go (status_queue); none without. */
+  readonly statusQueue?: string | undefined;
   readonly producer: Pick<StompProducer, 'sendMaps' | 'close'>;
+}
+
+/** What a URL Status Message holds, field by field (the spec's names; TYPE is 1). */
+export interface UrlStatusMessage {
+  readonly TYPE: 1;
+  readonly JID: string;
+  readonly URL: string;
+  readonly STATUS: number;
+  readonly [field: string]: string | number;
 }
 
 /** What a New Content Message holds, field by field (the spec's names). */
@@ -72,7 +85,15 @@ export class RepositorySink implements Sink {
     this.root = root;
     this.announcer = announcer;
     this.type = announcer ? 'jms' : 'repository';
+    if (announcer?.statusQueue === undefined) this.sendStatuses = undefined;
   }
+
+  /** URL Status Messages for a submitted job's failed URIs, on the status queue (only with one). */
+  sendStatuses: Sink['sendStatuses'] = async (collection, updates) => {
+    const a = this.announcer!;
+    const messages: UrlStatusMessage[] = updates.map((u) => ({ TYPE: 1, JID: a.jobId ?? collection, URL: u.url, STATUS: u.status }));
+    await a.producer.sendMaps(a.statusQueue!, messages);
+  };
 
   async submit(batch: readonly SinkOp[]): Promise<SinkResult> {
     const messages: NewContentMessage[] = [];
@@ -224,7 +245,7 @@ export function openJmsSink(name: string, s: SinkSettings, reveal: (v: string) =
     passcode: s.password === undefined ? undefined : reveal(s.password),
     clientId: s.clientId,
   });
-  return new RepositorySink(name, s.repositoryRoot!, { queue: s.ingestionQueue ?? DEFAULT_INGESTION_QUEUE, repositoryId: s.repositoryId!, jobId: s.jobId, producer });
+  return new RepositorySink(name, s.repositoryRoot!, { queue: s.ingestionQueue ?? DEFAULT_INGESTION_QUEUE, repositoryId: s.repositoryId!, jobId: s.jobId, statusQueue: s.statusQueue, producer });
 }
 
 export const JMS_SINK: SinkType = {

@@ -75,7 +75,11 @@ export class FilteredSink implements Sink {
     this.name = inner.name;
     this.type = inner.type;
     this.filter = filter;
+    // URL Status Messages are about URIs, not documents: the filter does not apply.
+    if (inner.sendStatuses === undefined) this.sendStatuses = undefined;
   }
+
+  sendStatuses: Sink['sendStatuses'] = (collection, updates) => this.inner.sendStatuses!(collection, updates);
 
   submit(batch: readonly SinkOp[]): Promise<SinkResult> {
     // Positions are kept, so the sink's rejections name the feeder's operations.

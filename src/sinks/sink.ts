@@ -44,6 +44,12 @@ export interface Sink {
    * unreachable, overloaded, or failed for a reason that may pass).
    */
   submit(batch: readonly SinkOp[]): Promise<SinkResult>;
+  /**
+   * A sink that reports failed URIs (the jms sink with a status_queue, for a
+   * submitted job): sends one URL Status Message per update and resolves once
+   * the broker has them all; rejects when they may be sent again.
+   */
+  sendStatuses?(collection: string, updates: ReadonlyArray<{ readonly url: string; readonly status: number }>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +69,8 @@ export interface SinkSettings {
   readonly ingestionQueue?: string | undefined;
   readonly clientId?: string | undefined;
   readonly jobId?: string | undefined;
+  readonly statusQueue?: string | undefined;
+  readonly submissionQueue?: string | undefined;
   readonly hubLinkIndicator?: string | undefined;
   readonly acceptPattern?: string | undefined;
   readonly acceptTypes?: readonly string[] | undefined;

@@ -21,8 +21,19 @@
 export interface FeedOp {
   readonly destination: string;
   readonly url: string;
-  readonly op: 'add' | 'update' | 'delete';
+  readonly op: 'add' | 'update' | 'delete' | StatusOp;
 }
+
+/**
+ * A URL Status Message waiting in the outbox (CiteSeerX statusUpdates,
+ * docs/citeseerx.md): the op carries the STATUS to report, and the row goes
+ * to `STATUS_DESTINATION`, a name no content destination can have (those
+ * have no spaces), so the feeder sends it to the status queue, not to sinks.
+ */
+export type StatusOp = `status:${number}`;
+
+/** The outbox destination URL Status Messages wait under. */
+export const STATUS_DESTINATION = 'status updates';
 
 /** A FeedOp in the outbox; `ver` changes whenever the URL's operation is replaced. */
 export interface PendingFeedOp extends FeedOp {

@@ -129,4 +129,27 @@ describe('outcome writer', () => {
     assert.equal(off.events.length, 0);
     assert.deepEqual(off.env.stats.c.docSkips, { em: 1 });
   });
+
+  it('queues a submitted job\'s failed URIs as status operations, with Heritrix\'s codes, and nothing for them otherwise', async () => {
+    const t = testCycle({ opts: { feedTo: ['idx'], reportFailures: true } });
+    const w = new OutcomeWriter(t.env);
+    await w.write(pageContext(t, url, response(404)), { kind: 'failed', action: 'error', httpStatus: 404, code: undefined, reason: 'HTTP 404', errorCount: 1 });
+    await w.write(pageContext(t, `${ORIGIN}/r`, failure()), { kind: 'failed', action: 'retry', httpStatus: undefined, code: 'co', reason: 'refused', errorCount: 0 });
+    await w.write(pageContext(t, `${ORIGIN}/c`, failure()), { kind: 'failed', action: 'error', httpStatus: undefined, code: 'co', reason: 'connect ECONNREFUSED', errorCount: 1 });
+    await w.write(pageContext(t, `${ORIGIN}/private`, undefined), { kind: 'refused', code: 'ro', reason: 'disallowed by robots.txt' });
+    await w.write(pageContext(t, `${ORIGIN}/l`, failure({ blocked: true, code: 'ot' })), { kind: 'skipped', code: 'ot', reason: 'refused by the egress policy' });
+    await w.write(pageContext(t, `${ORIGIN}/e`, response(200)), { kind: 'skipped', code: 'em', reason: 'empty document' });
+    assert.deepEqual(t.log.completions.map((c) => c.feed ?? []), [
+      [{ destination: 'status updates', url, op: 'status:404' }],
+      [{ destination: 'status updates', url: `${ORIGIN}/c`, op: 'status:-2' }],
+      [{ destination: 'status updates', url: `${ORIGIN}/private`, op: 'status:-9998' }],
+      [{ destination: 'status updates', url: `${ORIGIN}/l`, op: 'status:-5001' }],
+      [],
+    ], 'a retry within the cycle reports nothing yet; a document skipped is no failure');
+    const plain = testCycle(FEEDING);
+    const pw = new OutcomeWriter(plain.env);
+    await pw.write(pageContext(plain, url, response(404)), { kind: 'failed', action: 'error', httpStatus: 404, code: undefined, reason: 'HTTP 404', errorCount: 1 });
+    await pw.write(pageContext(plain, `${ORIGIN}/private`, undefined), { kind: 'refused', code: 'ro', reason: 'disallowed by robots.txt' });
+    assert.deepEqual(plain.log.completions.map((c) => c.feed), [undefined, undefined]);
+  });
 });

@@ -50,7 +50,7 @@ function indexOp(url: string, body: string, parent?: string): SinkOp {
 describe('repository layout', () => {
   it('puts a URL whose place is taken under LONG, keeps another URL\'s file, and deletes only the URL\'s own files', async () => {
     const root = tempDir('trawl-repo-unit-');
-    const sent: Array<Record<string, string>> = [];
+    const sent: Array<Readonly<Record<string, string | number>>> = [];
     const sink = new RepositorySink('r', root, { queue: 'q', repositoryId: 'rid', jobId: undefined, producer: { sendMaps: async (_q, maps) => void sent.push(...maps), close: async () => {} } });
     try {
       await sink.submit([indexOp('http://h.test/a', 'A'), indexOp('http://h.test/a/b.pdf', 'B'), indexOp('http://h.test/A', 'upper')]);
@@ -376,10 +376,9 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
     try {
       const r = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--citeseerx', csxFile, '--repository-root', repo, cfg]);
       assert.equal(r.status, 0, r.stderr);
-      for (const element of ['heritrix/jms/newSubmissionsChannel', 'heritrix/jms/statusUpdateChannel', 'heritrix/jms/submissionProfile', 'jmsProvider/queue[name=csx.ingestion.newSubmissions]', 'jmsProvider/queue[name=csx.ingestion.statusUpdates]']) {
-        assert.match(r.stderr, new RegExp(`trawl: warning: ${csxFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /serviceConfiguration/edu/psu/citeseerx/.*${element.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not applied`), element);
-      }
-      assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]|hubLinkIndicator/);
+      // trawl crawl applies the whole file but the submissions channel, which only trawl serve consumes.
+      assert.match(r.stderr, new RegExp(`trawl: warning: ${csxFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /serviceConfiguration/edu/psu/citeseerx/heritrix/jms/newSubmissionsChannel: not applied by trawl crawl`));
+      assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]|hubLinkIndicator|statusUpdate|submissionProfile|queue\[/);
       assert.match(r.stderr, /trawl_sinks\.citeseerx\.broker_url: tcp:\/\/127\.0\.41\.9:61616 is ActiveMQ's OpenWire protocol/);
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       // As the User Submission profile writes: the PDFs (the profile's .*(\.(pdf))(\.(gz))?) as articles, and the page

@@ -13,7 +13,10 @@
  *   compileJmsConsumer(dir) → consume(openwireUrl, queue, count, quietMs, clientId?):
  *                  a javax.jms consumer (CLIENT_ACKNOWLEDGE) that prints each
  *                  MapMessage's fields, read with MapMessage getters, as one
- *                  JSON line (`{"class": …, "map": true, "fields": {…}}`)
+ *                  JSON line (`{"class": …, "map": true, "fields": {…}, "types": {…}}`:
+ *                  getString of each, and the class of getObject's value)
+ *                → produce(openwireUrl, queue, fields): a javax.jms producer that sends
+ *                  one persistent MapMessage with those fields (setString each)
  */
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -148,6 +151,7 @@ public class JmsConsumer {
       if (m == null) break;
       n++;
       StringBuilder line = new StringBuilder("{\\"class\\":" + q(m.getClass().getName()) + ",\\"map\\":" + (m instanceof MapMessage) + ",\\"fields\\":{");
+      StringBuilder types = new StringBuilder(",\\"types\\":{");
       if (m instanceof MapMessage) {
         MapMessage mm = (MapMessage) m;
         List<String> names = new ArrayList<>();
@@ -155,12 +159,14 @@ public class JmsConsumer {
         Collections.sort(names);
         boolean first = true;
         for (String k : names) {
-          if (!first) line.append(',');
+          if (!first) { line.append(','); types.append(','); }
           first = false;
           line.append(q(k)).append(':').append(q(mm.getString(k)));
+          Object o = mm.getObject(k);
+          types.append(q(k)).append(':').append(q(o == null ? "null" : o.getClass().getSimpleName()));
         }
       }
-      line.append("}}");
+      line.append("}").append(types).append("}}");
       System.out.println(line);
       m.acknowledge();
     }
@@ -169,11 +175,48 @@ public class JmsConsumer {
 }
 `;
 
+const PRODUCER_JAVA = `
+import javax.jms.*;
+import org.apache.activemq.ActiveMQConnectionFactory;
+
+/** Sends one persistent MapMessage: args url, queue, then name and value pairs (setString each). */
+public class JmsProducer {
+  public static void main(String[] a) {
+    try {
+      Connection c = new ActiveMQConnectionFactory(a[0]).createConnection();
+      c.start();
+      Session s = c.createSession(false, Session.CLIENT_ACKNOWLEDGE);
+      MessageProducer p = s.createProducer(s.createQueue(a[1]));
+      p.setDeliveryMode(DeliveryMode.PERSISTENT);
+      MapMessage m = s.createMapMessage();
+      for (int i = 2; i + 1 < a.length; i += 2) m.setString(a[i], a[i + 1]);
+      p.send(m);
+      c.close();
+    } catch (Exception e) {
+      System.err.println(e);
+      System.exit(1);
+    }
+    System.exit(0);
+  }
+}
+`;
+
 const CLIENT_JARS = ['activemq-client.jar', 'geronimo-jms_1.1_spec.jar', 'geronimo-j2ee-management-1.1-spec.jar', 'hawtbuf.jar', 'slf4j-api.jar', 'slf4j-nop.jar'];
+
+export interface JmsMessage {
+  class: string;
+  map: boolean;
+  /** Each field read with MapMessage.getString. */
+  fields: Record<string, string>;
+  /** The class of each field's value (MapMessage.getObject): String, Integer, … */
+  types: Record<string, string>;
+}
 
 export interface JmsConsumer {
   /** Receives up to `count` messages (all, with -1), giving up after `quietMs` without one; the MapMessages' fields. */
-  consume(openwireUrl: string, queue: string, count: number, quietMs: number, clientId?: string): Promise<Array<{ class: string; map: boolean; fields: Record<string, string> }>>;
+  consume(openwireUrl: string, queue: string, count: number, quietMs: number, clientId?: string): Promise<JmsMessage[]>;
+  /** Sends one MapMessage with these string fields. */
+  produce(openwireUrl: string, queue: string, fields: Readonly<Record<string, string>>): Promise<void>;
 }
 
 export function compileJmsConsumer(dir: string): JmsConsumer {
@@ -181,8 +224,9 @@ export function compileJmsConsumer(dir: string): JmsConsumer {
   const java = toolPath(TOOLS.java);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'JmsConsumer.java'), CONSUMER_JAVA);
+  writeFileSync(join(dir, 'JmsProducer.java'), PRODUCER_JAVA);
   const cp = CLIENT_JARS.map((j) => join(JAVA_LIB, j)).join(':');
-  const r = spawnSync(javac, ['-cp', cp, '-d', dir, join(dir, 'JmsConsumer.java')], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(javac, ['-cp', cp, '-d', dir, join(dir, 'JmsConsumer.java'), join(dir, 'JmsProducer.java')], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`javac failed: ${r.stderr}`);
   return {
     consume: (url, queue, count, quietMs, clientId) => new Promise((resolve, reject) => {
@@ -195,7 +239,18 @@ export function compileJmsConsumer(dir: string): JmsConsumer {
       child.on('exit', (code) => {
         clearTimeout(timer);
         if (code !== 0) reject(new Error(`the JMS consumer exited with ${code}: ${err}`));
-        else resolve(out.trim() === '' ? [] : out.trim().split('\n').map((l) => JSON.parse(l) as { class: string; map: boolean; fields: Record<string, string> }));
+        else resolve(out.trim() === '' ? [] : out.trim().split('\n').map((l) => JSON.parse(l) as JmsMessage));
+      });
+    }),
+    produce: (url, queue, fields) => new Promise((resolve, reject) => {
+      const child = spawn(java, ['-cp', `${dir}:${cp}`, 'JmsProducer', url, queue, ...Object.entries(fields).flat()], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        if (code !== 0) reject(new Error(`the JMS producer exited with ${code}: ${err}`));
+        else resolve();
       });
     }),
   };
