@@ -157,10 +157,13 @@ export interface FrontierStore {
   sitesWithWork(collection: string): Promise<SiteWork[]>;
   /**
    * Leases up to `n` queued URIs of one site: highest priority first, then
-   * first in, first out. Quarantined URIs are never leased. Fewer than `n`,
-   * or none, means no more are queued for the site now (see the file comment).
+   * first in, first out. With `levels` (pop_scheme rr or wrr:
+   * frontier/level-pop.ts) the priority levels are preferred in that order
+   * instead (a level not listed goes after those listed, by priority).
+   * Quarantined URIs are never leased. Fewer than `n`, or none, means no
+   * more are queued for the site now (see the file comment).
    */
-  lease(collection: string, site: string, n: number): Promise<LeasedUri[]>;
+  lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]>;
   /** Puts leased URIs back in the queue (a graceful stop), in their old order. A lease id no longer leased is ignored. */
   release(collection: string, ids: readonly number[]): Promise<void>;
   /** Puts a leased URI back at the end of its queue with one more retry counted. */

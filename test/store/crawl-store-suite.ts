@@ -87,6 +87,15 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('leases the priority levels in the order given (pop_scheme rr/wrr), a level not named last, then first in first out', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1a'), q('http://a.test/2a', { priority: 2 }), q('http://a.test/3a', { priority: 3 }), q('http://a.test/1b'), q('http://a.test/2b', { priority: 2 })]);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 1, [2, 1])).map((u) => u.url), ['http://a.test/2a']);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 10, [1, 2])).map((u) => u.url), ['http://a.test/1a', 'http://a.test/1b', 'http://a.test/2b', 'http://a.test/3a']);
+      assert.deepEqual(await s.lease('c', 'http://a.test:80', 10, [3, 2, 1]), []);
+      await s.close();
+    });
+
     it('release, retry and recoverLeases put URIs back in the queue', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://a.test/3')]);

@@ -382,11 +382,17 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     return (await this.run('sitesWithWork', [collection])).rows.map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
-  async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
+  async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     if (n <= 0) return [];
-    const rows = (await this.run('lease', [collection, site, n, this.owner, this.leaseTtlMs])).rows;
-    // RETURNING has no order of its own: the lease's order is priority, then FIFO position.
-    rows.sort((a, b) => Number(a.priority) - Number(b.priority) || Number(a.seq) - Number(b.seq));
+    const rows = (levels === undefined
+      ? await this.run('lease', [collection, site, n, this.owner, this.leaseTtlMs])
+      : await this.run('leaseByLevels', [collection, site, n, this.owner, this.leaseTtlMs, [...levels]])).rows;
+    // RETURNING has no order of its own: the lease's order is priority (or the levels' order given), then FIFO position.
+    const rank = (p: number): number => {
+      const i = levels === undefined ? -1 : levels.indexOf(p);
+      return i < 0 ? (levels === undefined ? p : 1_000_000 + p) : i;
+    };
+    rows.sort((a, b) => rank(Number(a.priority)) - rank(Number(b.priority)) || Number(a.seq) - Number(b.seq));
     return rows.map(toLeased);
   }
 

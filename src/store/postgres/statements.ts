@@ -118,6 +118,15 @@ export const STATEMENTS = {
             lease_expires = now() + $5::float8 * interval '1 millisecond'
           FROM p WHERE f.id = p.id
           RETURNING ${LEASED_COLUMNS}, p.flags`,
+  /** The lease with the levels preferred in the order $6 gives (pop_scheme rr/wrr: level-pop.ts); a level not in it goes last. */
+  leaseByLevels: `WITH p AS (
+            SELECT id, flags FROM frontier
+            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
+            ORDER BY coalesce(array_position($6::int[], priority), 1000000 + priority), seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
+            lease_expires = now() + $5::float8 * interval '1 millisecond'
+          FROM p WHERE f.id = p.id
+          RETURNING ${LEASED_COLUMNS}, p.flags`,
   releaseQuarantine: `UPDATE frontier SET flags = flags & ~${QUARANTINED}
                       WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) <> 0`,
   // Crash strikes (CRASH_STRIKE in frontier-store.ts): a lease clears them, armSuspect sets one, a crash adds one.

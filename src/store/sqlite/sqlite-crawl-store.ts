@@ -192,9 +192,10 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
-  async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
+  async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     return this.tx(() => {
-      const rows = (this.st.leaseSelect.all(collection, site, n) as Row[]).map(toLeased);
+      const order = levels === undefined ? undefined : `,${levels.join(',')},`;
+      const rows = ((order === undefined ? this.st.leaseSelect.all(collection, site, n) : this.st.leaseSelectByLevels.all(collection, site, order, order, n)) as Row[]).map(toLeased);
       for (const r of rows) this.st.leaseMark.run(r.id);
       return rows;
     });
