@@ -31,7 +31,7 @@ import { SUBSET_ANSWERS } from './storage-answers.ts';
 import type { StorageMessage, StorageReply } from './storage-thread.ts';
 
 const CRAWL_STORE_METHODS = [
-  'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'getCookieJar', 'putCookieJar', 'deleteCollection',
+  'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'getCookieJar', 'putCookieJar', 'putCycle', 'listCycles', 'deleteCollection',
   'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'lease', 'release', 'retry',
   'recoverLeases', 'armSuspect', 'dropQueued', 'frontierEntry', 'counts',
   'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',

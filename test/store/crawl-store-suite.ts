@@ -96,6 +96,33 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('keeps each cycle\'s ID and status, the latest first; deleting the collection deletes them', async () => {
+      const s = await target.open();
+      await s.putCollection('c', '<x/>', 1);
+      const first = { id: 'a'.repeat(24), epoch: 1, status: 'running' as const, statusMs: 10, startedMs: 10, endedMs: undefined, stoppedBy: undefined };
+      await s.putCycle('c', first);
+      await s.putCycle('c', { ...first, status: 'success', statusMs: 20, endedMs: 20, stoppedBy: 'max-unique-urls' });
+      await s.putCycle('c', { id: 'b'.repeat(24), epoch: 2, status: 'canceling', statusMs: 30, startedMs: 30, endedMs: undefined, stoppedBy: undefined });
+      await s.putCycle('d', { ...first, id: 'c'.repeat(24) });
+      assert.deepEqual(await s.listCycles('c', 10), [
+        { id: 'b'.repeat(24), epoch: 2, status: 'canceling', statusMs: 30, startedMs: 30, endedMs: undefined, stoppedBy: undefined },
+        { id: 'a'.repeat(24), epoch: 1, status: 'success', statusMs: 20, startedMs: 10, endedMs: 20, stoppedBy: 'max-unique-urls' },
+      ]);
+      assert.equal((await s.listCycles('c', 1)).length, 1);
+      if (target.reopen) {
+        const again = await target.reopen(s);
+        assert.equal((await again.listCycles('c', 1))[0]?.status, 'canceling');
+        await again.deleteCollection('c');
+        assert.deepEqual(await again.listCycles('c', 10), []);
+        assert.equal((await again.listCycles('d', 10)).length, 1);
+        await again.close();
+        return;
+      }
+      await s.deleteCollection('c');
+      assert.deepEqual(await s.listCycles('c', 10), []);
+      await s.close();
+    });
+
     it('release, retry and recoverLeases put URIs back in the queue', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://a.test/3')]);

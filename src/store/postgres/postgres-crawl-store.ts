@@ -37,7 +37,7 @@
  */
 
 import { hostname } from 'node:os';
-import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
+import type { CollectionPatch, CollectionRow, CycleRow, CycleStatus } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
@@ -143,7 +143,7 @@ interface Entering {
  */
 const READS: ReadonlySet<StatementName> = new Set<StatementName>([
   'getCollection', 'listCollections', 'seen', 'getRecord', 'byChecksum', 'listRecords', 'recordsAfter', 'recordsBefore',
-  'frontierEntry', 'getCookieJar', 'countRecords', 'countRecordsOfSite', 'countRecordsOfStatus', 'countRecordsOfSiteStatus', 'cycleRecordCounts',
+  'frontierEntry', 'getCookieJar', 'listCycles', 'countRecords', 'countRecordsOfSite', 'countRecordsOfStatus', 'countRecordsOfSiteStatus', 'cycleRecordCounts',
   'pendingFeed', 'feedBacklog', 'getRobots', 'getStats', 'listStats', 'listStatsPage', 'getSitemapMeta', 'feedLinks',
 ]);
 
@@ -278,6 +278,17 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
 
   async putCookieJar(name: string, jar: string, nowMs: number): Promise<void> {
     await this.run('putCookieJar', [name, jar, nowMs]);
+  }
+
+  async putCycle(name: string, c: CycleRow): Promise<void> {
+    await this.run('putCycle', [name, c.id, c.epoch, c.status, c.statusMs, c.startedMs, c.endedMs ?? null, c.stoppedBy ?? null]);
+  }
+
+  async listCycles(name: string, limit: number): Promise<CycleRow[]> {
+    return (await this.run('listCycles', [name, limit])).rows.map((r) => ({
+      id: String(r.id), epoch: Number(r.epoch), status: String(r.status) as CycleStatus, statusMs: Number(r.status_ms), startedMs: Number(r.started_ms),
+      endedMs: num(r.ended_ms), stoppedBy: str(r.stopped_by),
+    }));
   }
 
   async deleteCollection(name: string): Promise<void> {

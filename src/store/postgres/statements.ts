@@ -144,6 +144,10 @@ export const STATEMENTS = {
   dropQueuedSite: 'UPDATE frontier SET state = 2 WHERE collection = $1 AND site = $2 AND state = 0 AND epoch < $3',
   frontierEntry: 'SELECT state, epoch, depth, hops, redirects, retries, priority, parent, sub, flags FROM frontier WHERE collection = $1 AND url = $2',
   getCookieJar: 'SELECT jar FROM cookie_jars WHERE collection = $1',
+  putCycle: `INSERT INTO cycles (collection, id, epoch, status, status_ms, started_ms, ended_ms, stopped_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (collection, id) DO UPDATE SET epoch = excluded.epoch, status = excluded.status, status_ms = excluded.status_ms,
+             started_ms = excluded.started_ms, ended_ms = excluded.ended_ms, stopped_by = excluded.stopped_by`,
+  listCycles: 'SELECT * FROM cycles WHERE collection = $1 ORDER BY epoch DESC, started_ms DESC, status_ms DESC LIMIT $2',
   putCookieJar: `INSERT INTO cookie_jars (collection, jar, saved_ms) VALUES ($1, $2, $3)
     ON CONFLICT (collection) DO UPDATE SET jar = excluded.jar, saved_ms = excluded.saved_ms`,
   counts: `SELECT (SELECT count(*) FROM frontier WHERE collection = $1 AND state = 0) AS queued,

@@ -18,7 +18,7 @@
 
 import type { DatabaseSync } from 'node:sqlite';
 import { isDiskFull } from '../../core/disk-full.ts';
-import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
+import type { CollectionPatch, CollectionRow, CycleRow, CycleStatus } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
@@ -31,6 +31,13 @@ import { prepareStatements, type Statements } from './statements.ts';
 import { num, recordOfRow, recordPageOf, str, type Row } from '../row-values.ts';
 
 
+
+function toCycle(r: Row): CycleRow {
+  return {
+    id: String(r.id), epoch: Number(r.epoch), status: String(r.status) as CycleStatus, statusMs: Number(r.status_ms), startedMs: Number(r.started_ms),
+    endedMs: num(r.ended_ms), stoppedBy: str(r.stopped_by),
+  };
+}
 
 function toLeased(r: Row): LeasedUri {
   return {
@@ -115,6 +122,14 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
 
   async putCookieJar(name: string, jar: string, nowMs: number): Promise<void> {
     this.st.putCookieJar.run(name, jar, nowMs);
+  }
+
+  async putCycle(name: string, c: CycleRow): Promise<void> {
+    this.st.putCycle.run(name, c.id, c.epoch, c.status, c.statusMs, c.startedMs, c.endedMs ?? null, c.stoppedBy ?? null);
+  }
+
+  async listCycles(name: string, limit: number): Promise<CycleRow[]> {
+    return (this.st.listCycles.all(name, limit) as Row[]).map(toCycle);
   }
 
   async deleteCollection(name: string): Promise<void> {

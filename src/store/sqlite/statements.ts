@@ -36,6 +36,10 @@ export function prepareStatements(db: DatabaseSync) {
     deleteCollectionRows: COLLECTION_TABLES.map((t) => p(`DELETE FROM ${t} WHERE collection = ?`)),
     deleteCollection: p('DELETE FROM collections WHERE name = ?'),
     getCookieJar: p('SELECT jar FROM cookie_jars WHERE collection = ?'),
+    putCycle: p(`INSERT INTO cycles (collection, id, epoch, status, status_ms, started_ms, ended_ms, stopped_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                 ON CONFLICT (collection, id) DO UPDATE SET epoch = excluded.epoch, status = excluded.status, status_ms = excluded.status_ms,
+                 started_ms = excluded.started_ms, ended_ms = excluded.ended_ms, stopped_by = excluded.stopped_by`),
+    listCycles: p('SELECT * FROM cycles WHERE collection = ? ORDER BY epoch DESC, started_ms DESC, status_ms DESC LIMIT ?'),
     putCookieJar: p(`INSERT INTO cookie_jars (collection, jar, saved_ms) VALUES (?, ?, ?)
                      ON CONFLICT (collection) DO UPDATE SET jar = excluded.jar, saved_ms = excluded.saved_ms`),
 
