@@ -39,7 +39,7 @@ import type { AddedUris } from '../engine/seeding.ts';
 
 export type { AddedUris, NotAdded } from '../engine/seeding.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
-import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
+import type { CrawlStore, CycleRow, QueuedUri } from '../store/crawl-store.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
@@ -118,6 +118,8 @@ export interface StatusDetail {
   readonly waitingFor?: 'refresh' | 'disk-full';
   /** Idle: when the next cycle starts (or the disk is checked again), unless an operator starts it first. */
   readonly nextCycleMs?: number;
+  /** The running or last refresh cycle: its ID, refresh cycle number and Elastic status. */
+  readonly cycle?: CycleRow;
 }
 
 /** The crawl store row that holds the global statistics (a name no collection can have). */
@@ -243,6 +245,7 @@ export class CrawlerService {
   private async run(mc: ManagedCollection): Promise<void> {
     const name = mc.name;
     const s = mc.settings;
+    mc.cycle ??= (await this.o.store.listCycles(name, 1))[0];
     while (!mc.isStopped) {
       const row = await this.o.store.getCollection(name);
       if (!row || mc.status === ZOMBIE) return;
@@ -271,6 +274,9 @@ export class CrawlerService {
         sendLinks: async (target, links) => this.sendLinks(target, links),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
         onEvent: this.eventSink(name),
+        onCycle: (c) => {
+          mc.cycle = c;
+        },
       });
       mc.crawl = crawl;
       this.o.log.info({ collection: name }, 'refresh cycle starting');
@@ -549,10 +555,11 @@ export class CrawlerService {
     const mc = this.collections.get(name);
     if (mc?.status === ZOMBIE) return { status: ZOMBIE, activity: 'deleting' };
     const c = this.collection(name);
-    if (c.status === 'suspended') return { status: c.status, activity: 'suspended' };
+    const cycle = c.cycle !== undefined ? { cycle: c.cycle } : {};
+    if (c.status === 'suspended') return { status: c.status, activity: 'suspended', ...cycle };
     const w = c.waiting;
-    if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling' };
-    return { status: c.status, activity: 'idle', waitingFor: w.reason, ...(w.untilMs !== undefined ? { nextCycleMs: w.untilMs } : {}) };
+    if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling', ...cycle };
+    return { status: c.status, activity: 'idle', waitingFor: w.reason, ...(w.untilMs !== undefined ? { nextCycleMs: w.untilMs } : {}), ...cycle };
   }
 
   async suspend(name: string): Promise<void> {
