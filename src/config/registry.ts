@@ -564,6 +564,13 @@ const TRAWL_HTTP = section({
   ],
 });
 
+const TRAWL_PURGE = section({
+  name: 'trawl_purge', key: 'purge', honoured: 'full', meaning: 'The Elastic crawler\'s purge phase (the Elastic YAML converter turns it on).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'enabled', key: 'enabled', honoured: 'full', type: 'boolean', default: false, meaning: 'With refresh_mode scratch: a cycle crawls what its start URIs lead to, instead of every known URI again; then the documents it did not reach are fetched, and deleted from the store and the sinks when they answer 3xx or 4xx (docs/crawling.md, *The purge phase*).', spec: X }),
+  ],
+});
+
 const ENCRYPTION = section({
   name: 'trawl_secrets', key: 'secrets', honoured: 'full', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
@@ -658,7 +665,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

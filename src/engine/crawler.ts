@@ -34,6 +34,7 @@ import { CycleLifecycle, finalStatus } from './cycle-lifecycle.ts';
 import { LIMIT_PARAMETER } from './cycle-limits.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS, type Counters } from './cycle-stats.ts';
 import { DuplicateDetector } from './duplicates.ts';
+import { queuePurge } from './purge.ts';
 import type { AddedUris, Seeder } from './seeding.ts';
 import type { SiteTasks } from './site-task.ts';
 
@@ -184,6 +185,7 @@ export class CollectionCrawl {
     await this.lifecycle.set('running');
     try {
       stoppedBy = await this.crawlLoop.run(env, this.siteTasks, this.opts, this.abort.signal);
+      if (stoppedBy === 'done' && env.purges) stoppedBy = await this.purge();
     } finally {
       env.disk.stop();
       clearInterval(statsTimer);
@@ -220,6 +222,14 @@ export class CollectionCrawl {
     await this.lifecycle.set(complete ? 'success' : this.lifecycle.current?.status === 'canceling' ? 'canceled' : finalStatus(stoppedBy), stoppedBy);
     const cycle = this.lifecycle.current!;
     return { collection: env.name, epoch: env.epoch, resumed, complete, stoppedBy, cycleId: cycle.id, cycleStatus: cycle.status, abandoned, ...this.stats.c, queued: counts.queued, durationMs: this.now() - this.started };
+  }
+
+  /** trawl_purge: the documents the cycle did not reach are fetched again, and deleted if they answer 3xx or 4xx (purge.ts). */
+  private async purge(): Promise<CycleSummary['stoppedBy']> {
+    const env = this.env;
+    const n = await queuePurge(env);
+    env.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name}: purge phase: ${n} documents the cycle did not reach are fetched to check that they still exist` });
+    return n === 0 ? 'done' : this.crawlLoop.run(env, this.siteTasks, this.opts, this.abort.signal);
   }
 
   /** Saves the cookie jar if it changed; a failure is reported (the jar is saved again at the next change), never thrown. */

@@ -66,6 +66,8 @@ export class CycleEnv implements CycleParts {
   softSites: ReadonlyMap<string, number> | undefined = undefined;
   /** pop_scheme rr/wrr over more than one priority level: the order a site's lease prefers its levels in; undefined: priority order. */
   readonly levelPop: LevelPop | undefined;
+  /** trawl_purge with refresh_mode scratch: a cycle crawls from its seeds, then the purge phase checks the rest (purge.ts). */
+  readonly purges: boolean;
 
   constructor(p: CycleParts) {
     this.rt = p.rt;
@@ -87,6 +89,7 @@ export class CycleEnv implements CycleParts {
     const shares = new Map<number, number>();
     for (const [level, def] of Object.entries(wq.priorityLevels)) if (def.share !== undefined) shares.set(Number(level), def.share);
     this.levelPop = LevelPop.of(wq.levels, wq.popScheme as PopScheme, shares);
+    this.purges = p.rt.settings.purge.enabled && p.rt.settings.refreshMode === 'scratch';
   }
 
   /** Resolves, then canonicalizes (rewrite_rules, named rules): the form used for the seen check. */

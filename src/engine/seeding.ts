@@ -136,6 +136,8 @@ export class Seeder {
         }
         env.duplicates.noteRecord(r);
         if (unrefreshed?.has(r.site)) continue;
+        // trawl_purge: the cycle crawls from its start URIs; what it does not reach, the purge phase checks (purge.ts).
+        if (env.purges) continue;
         known.push(this.requeueOf(r));
       }
       if (expired.length > 0) await this.deleteExpired(expired);

@@ -127,6 +127,8 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'cachesize.screened': ['test/engine/crawl.test.ts', 'test/engine/link-screening.test.ts'],
   'http_errors': ['test/engine/crawl.test.ts', 'test/engine/pipeline/classify.test.ts'],
   'http_errors.<code>': ['test/engine/crawl.test.ts', 'test/engine/pipeline/classify.test.ts'],
+  'trawl_purge': ['test/engine/purge.test.ts', 'test/config/elastic-yaml.test.ts'],
+  'trawl_purge.enabled': ['test/engine/purge.test.ts', 'test/config/elastic-yaml.test.ts'],
   'workqueue_priority': ['test/engine/pop-scheme.test.ts'],
   'workqueue_priority.levels': ['test/engine/pop-scheme.test.ts'],
   'workqueue_priority.default': ['test/engine/pop-scheme.test.ts'],
