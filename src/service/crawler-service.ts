@@ -40,6 +40,7 @@ import type { AddedUris } from '../engine/seeding.ts';
 export type { AddedUris, NotAdded } from '../engine/seeding.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
 import type { CrawlStore, CycleRow, QueuedUri } from '../store/crawl-store.ts';
+import { SubRefresh } from './sub-refresh.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
@@ -246,6 +247,7 @@ export class CrawlerService {
     const name = mc.name;
     const s = mc.settings;
     mc.cycle ??= (await this.o.store.listCycles(name, 1))[0];
+    const subRefresh = new SubRefresh(mc.config, this.o.nodeName, s.refreshMin);
     while (!mc.isStopped) {
       const row = await this.o.store.getCollection(name);
       if (!row || mc.status === ZOMBIE) return;
@@ -258,6 +260,17 @@ export class CrawlerService {
         // MS-FSCCFG refresh: the next cycle starts `refresh` minutes after the last one started.
         const due = (row.cycleStartedMs ?? 0) + s.refreshMin * 60_000;
         if (!s.refreshWhenIdle && this.now() < due) {
+          // A sub-collection's own, shorter refresh (sub-refresh.ts): its URIs again, before the collection's next cycle.
+          const sub = subRefresh.any ? subRefresh.next(row.cycleStartedMs ?? 0) : undefined;
+          if (sub !== undefined && sub.atMs < due) {
+            if (this.now() < sub.atMs) await mc.waitFor(sub.atMs - this.now(), 'refresh');
+            else {
+              subRefresh.done(sub.name, this.now());
+              const n = await this.refetch(name, sub.name);
+              this.o.log.info({ collection: name, subcollection: sub.name, queued: n }, 'sub-collection refresh');
+            }
+            continue;
+          }
           await mc.waitFor(due - this.now(), 'refresh');
           continue;
         }
