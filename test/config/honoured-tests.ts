@@ -260,7 +260,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_secrets': ['test/admin/serve.test.ts', 'test/cli/config-cli.test.ts'],
   'trawl_http': ['test/cli/request-headers.test.ts'],
   'trawl_http.send_referer': ['test/cli/request-headers.test.ts'],
-  'subdomains': ['test/config/examples.test.ts', 'test/config/merge.test.ts', 'test/engine/subcollections.test.ts', 'test/service/refresh-timing.test.ts'],
+  'subdomains': ['test/config/examples.test.ts', 'test/config/merge.test.ts'],
 };
 
 /**
