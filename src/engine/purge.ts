@@ -5,7 +5,7 @@
  * cycle has run out of work, the documents it did not reach are fetched
  * once more, and those that answer 3xx or 4xx are deleted from the crawl
  * store and from every content destination (pipeline/purge.ts decides each
- * answer).
+ * answer); one that answers 2xx is processed as any page, links and all.
  *
  *   cycle ends with nothing left (stoppedBy done)
  *     └─► walk the records: a document (stored, unchanged, or an error that kept its content)

@@ -8,8 +8,9 @@
  *                 3xx, 4xx (not 401 with credentials, not 429) ─► failed, delete: the record
  *                          is deleted and each content destination told (outcome-writer.ts);
  *                          a redirect's target is not followed
- *                 2xx ─► unchanged: the document is still there and is kept as it is
- *                        (the purge fetches; it does not extract or follow links)
+ *                 2xx ─► on through the pipeline as any page: its document refreshed, its
+ *                        links followed (a page reached only through one that answered
+ *                        304, which carries no links, is found again this way)
  *                 304 ─► unchanged
  *                 5xx, a failure ─► as classify says: http_errors (an Elastic YAML
  *                        collection's 5xx is DELETE:3, three failing cycles in a row)
@@ -19,8 +20,6 @@ import { URI_FLAGS } from '../../store/frontier-store.ts';
 import type { CycleEnv } from '../cycle-env.ts';
 import type { ClassifyStage } from './classify.ts';
 import type { PageContext, PageOutcome, PageStage } from './page-context.ts';
-
-const KEPT: PageOutcome = { kind: 'unchanged' };
 
 export class PurgeStage implements PageStage {
   readonly name = 'purge';
@@ -39,6 +38,6 @@ export class PurgeStage implements PageStage {
       ctx.links.length = 0;
       return { kind: 'failed', action: 'delete', httpStatus: o.status, code: undefined, reason: `purge: HTTP ${o.status}`, errorCount: (ctx.previous?.errorCount ?? 0) + 1 };
     }
-    return r === undefined ? KEPT : r;
+    return r;
   }
 }
