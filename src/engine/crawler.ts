@@ -83,7 +83,10 @@ export class CollectionCrawl {
     this.events = new CrawlEvents(opts.onEvent);
     this.stats = new CycleStats(opts.store, config.name, this.events, this.now);
     this.duplicates = new DuplicateDetector(opts.store, config.name);
-    this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, opts.onCycle);
+    this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, (c) => {
+      this.events.cycle = c;
+      opts.onCycle?.(c);
+    });
   }
 
   /** The cycle running or last run by this object: its ID, epoch and status; undefined before one begins. */

@@ -91,3 +91,22 @@ describe('the purge phase', () => {
     }
   });
 });
+
+describe('trawl_purge with another refresh_mode', () => {
+  it('config validate warns that the purge is off', async () => {
+    const dir = tempDir('trawl-purge-');
+    const config = join(dir, 'c.xml');
+    writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="site">
+      <attrib name="refresh_mode" type="string">append</attrib>
+      <section name="include_domains"><attrib name="suffix" type="list-string"><member>example.com</member></attrib></section>
+      <section name="trawl_purge"><attrib name="enabled" type="boolean">yes</attrib></section>
+    </DomainSpecification></CrawlerConfig>`);
+    try {
+      const r = await runTrawl(['config', 'validate', config], { timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /warning TRAWL_ERR_CONFIG_RULE: collection "site", trawl_purge\.enabled: the purge phase runs only with refresh_mode scratch; with append it is off/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
