@@ -112,6 +112,7 @@ export class SiteTasks {
       if (needRobots && resolved.ok) return await this.fetchRobots(site);
       if (site.buffer.length === 0) {
         const pop = env.levelPop;
+        if (pop !== undefined && !pop.knows(site.site)) pop.resume(site.site, await env.store.levelCounts(env.name, site.site, env.epoch));
         const leased = pop === undefined
           ? await env.store.lease(env.name, site.site, Math.max(1, env.rt.settings.maxPending))
           : await env.store.lease(env.name, site.site, Math.max(1, env.rt.settings.maxPending), pop.order(site.site));

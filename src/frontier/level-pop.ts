@@ -17,9 +17,10 @@
  * (rr is wrr with every share 1).
  *
  * The levels themselves are the frontier's `priority` column, set by
- * put_scheme when a URI is queued: they survive a restart. The counts are
- * per site and per run; after a restart a site's turns begin again at
- * level 1, which moves the interleaving's phase, not its proportions.
+ * put_scheme when a URI is queued: they survive a restart. So do the
+ * turns: a site's counts start from what the crawl store says the cycle
+ * took from each level (`FrontierStore.levelCounts`, read at the site's
+ * first lease in a run), so a resumed cycle goes on where it stopped.
  *
  * Made only when the collection has more than one level and pop_scheme is
  * not pri: a single-level crawl has no per-lease work here.
@@ -51,6 +52,17 @@ export class LevelPop {
       this.taken.set(site, c);
     }
     return c;
+  }
+
+  /** True when the site's counts are known in this run (else `resume` them first). */
+  knows(site: string): boolean {
+    return this.taken.has(site);
+  }
+
+  /** Starts a site's counts from what the cycle already took from each level (level → count). */
+  resume(site: string, taken: ReadonlyMap<number, number>): void {
+    const c = this.counts(site);
+    for (const [level, n] of taken) c[Math.min(Math.max(level, 1), this.levels) - 1]! += n;
   }
 
   /** The levels in the order this site's next lease should prefer them. */

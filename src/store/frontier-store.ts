@@ -166,6 +166,12 @@ export interface FrontierStore {
    * more are queued for the site now (see the file comment).
    */
   lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]>;
+  /**
+   * How many of the site's URIs queued in cycle `epoch` were taken from
+   * each priority level so far (leased, or done): priority level → count.
+   * What pop_scheme rr/wrr resume from after a restart (level-pop.ts).
+   */
+  levelCounts(collection: string, site: string, epoch: number): Promise<Map<number, number>>;
   /** Puts leased URIs back in the queue (a graceful stop), in their old order. A lease id no longer leased is ignored. */
   release(collection: string, ids: readonly number[]): Promise<void>;
   /** Puts a leased URI back at the end of its queue with one more retry counted. */

@@ -88,6 +88,26 @@ describe('workqueue_priority pop_scheme', () => {
     }
   });
 
+  it('rr resumes where it stopped: a crawl stopped after three pages goes on in the same turns', async () => {
+    const ip = '127.0.133.8';
+    const site = await startFixtureSite([twoLevels(ip)]);
+    try {
+      const h = site.host(ip);
+      const origin = h.url('/').replace(/\/$/, '');
+      const dir = tempDir();
+      const xml = collectionXml(`${list('start_uris', [h.url('/')])}<attrib name="delay" type="real">0</attrib>
+        <attrib name="max_pending" type="integer">1</attrib>${workqueue([origin], 'rr', undefined)}`);
+      const first = await runCrawl(xml, { dir, maxPages: 3 });
+      assert.equal(first.summary.complete, false);
+      assert.deepEqual(pages(site.fetchedPaths(ip)), ['b1', 'a1']);
+      await runCrawl(xml, { dir });
+      // Starting the turns again from nothing would give a2 next (a tie goes to level 1); the cycle had taken two of level 1 (/ and a1) and one of level 2.
+      assert.deepEqual(pages(site.fetchedPaths(ip)), ['b1', 'a1', 'b2', 'a2', 'b3', 'a3']);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('max_inter_docs still rotates the sites, and each site keeps its rr order', async () => {
     const [ipX, ipY] = ['127.0.133.6', '127.0.133.7'];
     const site = await startFixtureSite([twoLevels(ipX), twoLevels(ipY)]);

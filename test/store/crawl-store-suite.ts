@@ -93,6 +93,11 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       assert.deepEqual((await s.lease('c', 'http://a.test:80', 1, [2, 1])).map((u) => u.url), ['http://a.test/2a']);
       assert.deepEqual((await s.lease('c', 'http://a.test:80', 10, [1, 2])).map((u) => u.url), ['http://a.test/1a', 'http://a.test/1b', 'http://a.test/2b', 'http://a.test/3a']);
       assert.deepEqual(await s.lease('c', 'http://a.test:80', 10, [3, 2, 1]), []);
+      // What the cycle took from each level (leased or done), for pop_scheme to resume from; other cycles and sites apart.
+      await s.enqueue('c', 2, [q('http://a.test/next', { priority: 2 })]);
+      await s.enqueue('c', 1, [q('http://b.test/1')]);
+      assert.deepEqual([...(await s.levelCounts('c', 'http://a.test:80', 1))].sort(), [[1, 2], [2, 2], [3, 1]]);
+      assert.deepEqual([...(await s.levelCounts('c', 'http://a.test:80', 2))], []);
       await s.close();
     });
 

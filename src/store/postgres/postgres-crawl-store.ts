@@ -393,6 +393,10 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     return (await this.run('sitesWithWork', [collection])).rows.map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
+  async levelCounts(collection: string, site: string, epoch: number): Promise<Map<number, number>> {
+    return new Map((await this.run('levelCounts', [collection, site, epoch])).rows.map((r) => [Number(r.priority), Number(r.n)]));
+  }
+
   async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     if (n <= 0) return [];
     const rows = (levels === undefined

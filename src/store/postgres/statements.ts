@@ -118,6 +118,7 @@ export const STATEMENTS = {
             lease_expires = now() + $5::float8 * interval '1 millisecond'
           FROM p WHERE f.id = p.id
           RETURNING ${LEASED_COLUMNS}, p.flags`,
+  levelCounts: 'SELECT priority, count(*) AS n FROM frontier WHERE collection = $1 AND site = $2 AND epoch = $3 AND state <> 0 GROUP BY priority',
   /** The lease with the levels preferred in the order $6 gives (pop_scheme rr/wrr: level-pop.ts); a level not in it goes last. */
   leaseByLevels: `WITH p AS (
             SELECT id, flags FROM frontier

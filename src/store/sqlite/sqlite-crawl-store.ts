@@ -207,6 +207,10 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
+  async levelCounts(collection: string, site: string, epoch: number): Promise<Map<number, number>> {
+    return new Map((this.st.levelCounts.all(collection, site, epoch) as Row[]).map((r) => [Number(r.priority), Number(r.n)]));
+  }
+
   async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     return this.tx(() => {
       const order = levels === undefined ? undefined : `,${levels.join(',')},`;

@@ -71,6 +71,7 @@ export function prepareStatements(db: DatabaseSync) {
     seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
     sitesWithWork: p(`SELECT site, count(*) AS n, min(epoch) AS e FROM frontier WHERE collection = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 GROUP BY site ORDER BY min(seq)`),
     leaseSelect: p(`SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 ORDER BY priority, seq LIMIT ?`),
+    levelCounts: p('SELECT priority, count(*) AS n FROM frontier WHERE collection = ? AND site = ? AND epoch = ? AND state <> 0 GROUP BY priority'),
     // pop_scheme rr/wrr: the levels in the order given as ",2,1,3," (level-pop.ts); a level not in it goes last.
     leaseSelectByLevels: p(`SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0
                             ORDER BY CASE instr(?, ',' || priority || ',') WHEN 0 THEN 1000000 + priority ELSE instr(?, ',' || priority || ',') END, seq LIMIT ?`),
