@@ -246,7 +246,8 @@ export class CrawlerService {
   private async run(mc: ManagedCollection): Promise<void> {
     const name = mc.name;
     const s = mc.settings;
-    mc.cycle ??= (await this.o.store.listCycles(name, 1))[0];
+    // The last cycle's ID and status, for the status before this run's first cycle begins (unknown if the store cannot say).
+    mc.cycle ??= (await this.o.store.listCycles(name, 1).catch(() => []))[0];
     const subRefresh = new SubRefresh(mc.config, this.o.nodeName, s.refreshMin);
     while (!mc.isStopped) {
       const row = await this.o.store.getCollection(name);
