@@ -255,7 +255,12 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   'trawl.AddURIFile': { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => addedDetail(await addUriFile(s, c!, u!, f!)) },
   'trawl.CollectionGetStatus': { params: [C], run: (s, [c]) => {
     const d = s.statusDetail(c as string);
-    return { status: d.status, activity: d.activity, ...(d.waitingFor !== undefined ? { waitingFor: d.waitingFor } : {}), ...(d.nextCycleMs !== undefined ? { nextCycle: new Date(d.nextCycleMs) } : {}) };
+    const y = d.cycle;
+    return {
+      status: d.status, activity: d.activity, ...(d.waitingFor !== undefined ? { waitingFor: d.waitingFor } : {}), ...(d.nextCycleMs !== undefined ? { nextCycle: new Date(d.nextCycleMs) } : {}),
+      // The Elastic crawl lifecycle (cycle-lifecycle.ts): the running or last cycle's ID and status.
+      ...(y !== undefined ? { cycleId: y.id, cycleStatus: y.status, cycleEpoch: y.epoch, cycleStarted: new Date(y.startedMs), ...(y.endedMs !== undefined ? { cycleEnded: new Date(y.endedMs) } : {}), ...(y.stoppedBy !== undefined ? { cycleStoppedBy: y.stoppedBy } : {}) } : {}),
+    };
   } },
 };
 

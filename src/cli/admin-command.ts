@@ -95,7 +95,14 @@ function untilText(ms: number, nowMs: number): string {
 }
 
 /** One line for `trawl admin status`: the MS-FSCADM status with what the collection does now (trawl.CollectionGetStatus). */
-export function statusLine(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown }, nowMs = Date.now()): string {
+export function statusLine(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown; cycleId?: unknown; cycleStatus?: unknown; cycleEpoch?: unknown; cycleStoppedBy?: unknown }, nowMs = Date.now()): string {
+  const activity = activityText(d, nowMs);
+  if (typeof d.cycleId !== 'string') return activity;
+  const by = typeof d.cycleStoppedBy === 'string' ? ` (${d.cycleStoppedBy})` : '';
+  return `${activity}\ncycle ${String(d.cycleEpoch)} ${d.cycleId}: ${String(d.cycleStatus)}${by}`;
+}
+
+function activityText(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown }, nowMs: number): string {
   const next = typeof d.nextCycle === 'string' ? Date.parse(d.nextCycle) : NaN;
   const at = Number.isNaN(next) ? '' : ` at ${new Date(next).toISOString().replace(/\.\d{3}Z$/, 'Z')} (in ${untilText(next, nowMs)})`;
   switch (d.activity) {

@@ -188,6 +188,7 @@ function summaryText(s: CycleSummary & { feeding?: FeedingSummary; paths?: Outpu
   hist('HTTP status', s.httpStatus);
   hist('URIs skipped', s.uriSkips);
   hist('documents skipped', s.docSkips);
+  lines.push(`  cycle ID ${s.cycleId}, status ${s.cycleStatus}`);
   lines.push(...skipLegend(s));
   if (s.paths) lines.push(`  log ${s.paths.log}`, `  documents ${s.paths.documents}`, `  crawl store ${s.paths.store}`);
   return lines.join('\n');

@@ -42,6 +42,8 @@
  *   max_response_size             cut_off, and truncate no (Elastic drops an
  *                                 oversize response; it does not truncate it)
  *   (no key)                      delay 1 s (the Elastic crawlers have none; see readInner)
+ *   (no key)                      trawl_purge.enabled yes, http_errors 5xx DELETE:3 (the
+ *                                 Elastic crawler's purge phase and content deletion)
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
@@ -1136,6 +1138,11 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   // the same in every command (crawl, serve, config show, urltest) and
   // crawls at a pace its users expect.
   b.set(['delay'], ELASTIC_DELAY_S, top);
+  // The Elastic crawler's content deletion: each crawl starts from its seeds and is followed by a
+  // purge of what it did not reach (3xx, 4xx: deleted); a 5xx leaves a document as it is until
+  // three crawls in a row found it inaccessible.
+  b.set(['trawl_purge', 'enabled'], true, top);
+  b.set(['http_errors', '5xx'], 'DELETE:3', top);
 
   const c: CollectionConfig = { name, root: b.root, nodes: new Map() };
   const locations = new Map<string, SourceLocation>([['', r.loc(root.pos)]]);

@@ -268,18 +268,18 @@ const FTP_ERRORS = section({
 
 const PRIORITY_LEVEL = section({
   name: '<level>', key: 'level', honoured: 'full', nameCheck: checkPriorityLevel, meaning: 'One priority level, named by its number.', spec: 'MS-FSCCFG 2.2.4.16',
-  attribs: [attrib({ name: 'share', key: 'share', honoured: 'not', type: 'integer', min: 1, meaning: 'Weight of this level when pop_scheme is wrr.', spec: 'MS-FSCCFG 2.2.4.16' })],
+  attribs: [attrib({ name: 'share', key: 'share', honoured: 'full', type: 'integer', min: 1, meaning: 'Weight of this level when pop_scheme is wrr.', spec: 'MS-FSCCFG 2.2.4.16' })],
   sections: [INCLUDE_DOMAINS, INCLUDE_URIS],
 });
 
 const WORKQUEUE_PRIORITY = section({
-  name: 'workqueue_priority', key: 'workqueuePriority', honoured: { partly: 'levels are assigned and popped in strict priority order; pop_scheme rr and wrr and the levels\' share are ignored' }, meaning: 'Priority levels of the crawl queues and how URIs enter and leave them.', spec: 'MS-FSCCFG 2.2.4.15', sections: [],
+  name: 'workqueue_priority', key: 'workqueuePriority', honoured: 'full', meaning: 'Priority levels of the crawl queues and how URIs enter and leave them.', spec: 'MS-FSCCFG 2.2.4.15', sections: [],
   dynamicSection: PRIORITY_LEVEL, dynamicAs: 'priorityLevels',
   attribs: [
     attrib({ name: 'levels', key: 'levels', honoured: 'full', type: 'integer', default: 1, min: 1, meaning: 'Number of priority levels.', spec: 'MS-FSCCFG 2.2.4.15' }),
     attrib({ name: 'default', key: 'default', honoured: 'full', type: 'integer', default: 1, min: 1, meaning: 'Priority level given to URIs by default.', spec: 'MS-FSCCFG 2.2.4.15' }),
     attrib({ name: 'start_uri_pri', key: 'startUriPri', honoured: 'full', type: 'integer', default: 1, min: 1, meaning: 'Priority level of start URIs.', spec: 'MS-FSCCFG 2.2.4.15' }),
-    attrib({ name: 'pop_scheme', key: 'popScheme', honoured: { partly: 'URIs always leave the levels in strict priority order, as pri; rr, wrr and default (= wrr) are not applied', values: ['rr', 'wrr'] }, type: 'string', default: 'default', allowed: ['rr', 'wrr', 'pri', 'default'], meaning: 'How URIs leave the levels: rr, wrr (by share), pri (strict priority), default (= wrr).', spec: 'MS-FSCCFG 2.2.4.15' }),
+    attrib({ name: 'pop_scheme', key: 'popScheme', honoured: 'full', type: 'string', default: 'default', allowed: ['rr', 'wrr', 'pri', 'default'], meaning: 'How URIs leave the levels: rr, wrr (by share), pri (strict priority), default (= wrr).', spec: 'MS-FSCCFG 2.2.4.15' }),
     attrib({ name: 'put_scheme', key: 'putScheme', honoured: 'full', type: 'string', default: 'default', allowed: ['default', 'include'], meaning: 'How URIs enter: default (the default level) or include (the level whose rules match).', spec: 'MS-FSCCFG 2.2.4.15' }),
   ],
 });
@@ -593,6 +593,13 @@ const POLITENESS = section({
   ],
 });
 
+const TRAWL_PURGE = section({
+  name: 'trawl_purge', key: 'purge', honoured: 'full', meaning: 'The Elastic crawler\'s purge phase (the Elastic YAML converter turns it on).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'enabled', key: 'enabled', honoured: 'full', type: 'boolean', default: false, meaning: 'With refresh_mode scratch: a cycle crawls what its start URIs lead to, instead of every known URI again; then the documents it did not reach are fetched, and deleted from the store and the sinks when they answer 3xx or 4xx (docs/crawling.md, *The purge phase*).', spec: X }),
+  ],
+});
+
 const ENCRYPTION = section({
   name: 'trawl_secrets', key: 'secrets', honoured: 'full', meaning: 'Where the !ENC! key file is.', spec: X, sections: [],
   attribs: [
@@ -687,7 +694,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -64,6 +64,11 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
     err('TRAWL_ERR_CONFIG_RULE', 'workqueue_priority.pop_scheme', 'priority level sections are used only when pop_scheme is wrr, pri or default (MS-FSCCFG 2.2.4.16); with rr their share is ignored', 'warning');
   }
 
+  // trawl_purge: the purge phase follows a scratch cycle; the other refresh modes decide themselves what a cycle fetches again.
+  if (s.purge.enabled && s.refreshMode !== 'scratch') {
+    err('TRAWL_ERR_CONFIG_RULE', 'trawl_purge.enabled', `the purge phase runs only with refresh_mode scratch; with ${s.refreshMode} it is off and every known URI is fetched again each cycle`, 'warning');
+  }
+
   // 2.2.4.9: a feeding section holds at least one destination, each with a collection.
   const feeding = tree.sections.get('feeding');
   if (feeding && feeding.sections.size === 0) err('TRAWL_ERR_CONFIG_RULE', 'feeding', 'the feeding section must hold at least one destination section (MS-FSCCFG 2.2.4.9)');

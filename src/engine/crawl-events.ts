@@ -1,3 +1,4 @@
+import type { CycleRow } from '../store/crawl-store.ts';
 import type { CrawlEvent } from './crawl-types.ts';
 
 /**
@@ -11,6 +12,8 @@ import type { CrawlEvent } from './crawl-types.ts';
 export class CrawlEvents {
   logScreened = false;
   logFetch = true;
+  /** The cycle being crawled: its ID, number and Elastic status as they change (cycle-lifecycle.ts), for whoever writes an event. */
+  cycle: CycleRow | undefined = undefined;
 
   private readonly onEvent: ((e: CrawlEvent) => void) | undefined;
 

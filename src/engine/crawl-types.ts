@@ -8,7 +8,7 @@ import type { EgressPolicy, LookupFn } from '../fetch/egress.ts';
 import type { FetchObserver } from '../fetch/http-fetcher.ts';
 import type { ExtractPool } from '../extract/extract-pool.ts';
 import type { ContentStore } from '../store/content-store.ts';
-import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
+import type { CrawlStore, CycleRow, CycleStatus, QueuedUri } from '../store/crawl-store.ts';
 import type { LimitStop } from './cycle-limits.ts';
 
 /** Something a crawl reports: a fetch, a URI or document turned away, robots.txt, the cycle, an error, the disk. */
@@ -44,6 +44,8 @@ export interface CrawlerOptions {
   readonly lookup?: LookupFn;
   readonly now?: () => number;
   readonly onEvent?: (e: CrawlEvent) => void;
+  /** Each change of the cycle's status (cycle-lifecycle.ts), as it happens. */
+  readonly onCycle?: (c: CycleRow) => void;
   /**
    * send_links_to: hands every link this collection extracts to another
    * collection. Absent: such links are dropped with an error event.
@@ -95,6 +97,9 @@ export interface CycleSummary {
    * then complete, what was still queued abandoned; cycle-limits.ts).
    */
   readonly stoppedBy: 'done' | 'max-pages' | 'signal' | LimitStop;
+  /** The cycle's ID and the status it ended with (cycle-lifecycle.ts). */
+  readonly cycleId: string;
+  readonly cycleStatus: CycleStatus;
   /** URIs still queued when a trawl_limits bound ended the cycle, dropped from it. */
   readonly abandoned: number;
   readonly requests: number;

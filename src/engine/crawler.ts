@@ -22,7 +22,7 @@ import { writeCollectionXml } from '../config/writer.ts';
 import type { FtpFetching } from '../fetch/ftp-lazy.ts';
 import type { HttpFetcher } from '../fetch/http-fetcher.ts';
 import type { HttpAuth } from '../fetch/interceptors/http-auth.ts';
-import type { CrawlStore, LeasedUri, UriRecord } from '../store/crawl-store.ts';
+import type { CrawlStore, CycleRow, LeasedUri, UriRecord } from '../store/crawl-store.ts';
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
 import { CollectionCookies } from './collection-cookies.ts';
 import { CrawlEvents } from './crawl-events.ts';
@@ -30,9 +30,11 @@ import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import { setUpCycle } from './cycle-setup.ts';
+import { CycleLifecycle, finalStatus } from './cycle-lifecycle.ts';
 import { LIMIT_PARAMETER } from './cycle-limits.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS, type Counters } from './cycle-stats.ts';
 import { DuplicateDetector } from './duplicates.ts';
+import { queuePurge } from './purge.ts';
 import type { AddedUris, Seeder } from './seeding.ts';
 import type { SiteTasks } from './site-task.ts';
 
@@ -50,6 +52,8 @@ export class CollectionCrawl {
   private readonly stats: CycleStats;
   private readonly duplicates: DuplicateDetector;
   private readonly crawlLoop = new CrawlLoop();
+  /** The cycle's ID and Elastic status (cycle-lifecycle.ts). */
+  private readonly lifecycle: CycleLifecycle;
   private readonly abort = new AbortController();
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
   private readonly addressRefused = new Map<string, string>();
@@ -79,10 +83,20 @@ export class CollectionCrawl {
     this.events = new CrawlEvents(opts.onEvent);
     this.stats = new CycleStats(opts.store, config.name, this.events, this.now);
     this.duplicates = new DuplicateDetector(opts.store, config.name);
+    this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, (c) => {
+      this.events.cycle = c;
+      opts.onCycle?.(c);
+    });
+  }
+
+  /** The cycle running or last run by this object: its ID, epoch and status; undefined before one begins. */
+  cycle(): CycleRow | undefined {
+    return this.lifecycle.current;
   }
 
   /** Stops starting fetches, aborts the ones in flight; `runCycle` then returns them to the queue. */
   stop(): void {
+    if (!this.abort.signal.aborted) void this.lifecycle.set('canceling').catch(() => undefined);
     this.abort.abort();
     this.wake();
   }
@@ -147,6 +161,15 @@ export class CollectionCrawl {
   // ------------------------------------------------------------ the cycle
 
   async runCycle(): Promise<CycleSummary> {
+    try {
+      return await this.runCycleSteps();
+    } catch (err) {
+      await this.lifecycle.set('failed', (err as Error).message?.slice(0, 500) ?? String(err)).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async runCycleSteps(): Promise<CycleSummary> {
     this.started = this.now();
     this.setup();
     const env = this.env;
@@ -162,8 +185,10 @@ export class CollectionCrawl {
     }, STATS_SAVE_INTERVAL_MS);
     statsTimer.unref();
     env.disk.start();
+    await this.lifecycle.set('running');
     try {
       stoppedBy = await this.crawlLoop.run(env, this.siteTasks, this.opts, this.abort.signal);
+      if (stoppedBy === 'done' && env.purges) stoppedBy = await this.purge();
     } finally {
       env.disk.stop();
       clearInterval(statsTimer);
@@ -197,7 +222,17 @@ export class CollectionCrawl {
     // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
     const queueLength = (site: string): number => env.sched.peek(site)?.queued ?? 0;
     await this.stats.saveAll(complete, queueLength).catch((err: unknown) => this.unlessDiskFull(err, 'the site statistics of this run are not saved'));
-    return { collection: env.name, epoch: env.epoch, resumed, complete, stoppedBy, abandoned, ...this.stats.c, queued: counts.queued, durationMs: this.now() - this.started };
+    await this.lifecycle.set(complete ? 'success' : this.lifecycle.current?.status === 'canceling' ? 'canceled' : finalStatus(stoppedBy), stoppedBy);
+    const cycle = this.lifecycle.current!;
+    return { collection: env.name, epoch: env.epoch, resumed, complete, stoppedBy, cycleId: cycle.id, cycleStatus: cycle.status, abandoned, ...this.stats.c, queued: counts.queued, durationMs: this.now() - this.started };
+  }
+
+  /** trawl_purge: the documents the cycle did not reach are fetched again, and deleted if they answer 3xx or 4xx (purge.ts). */
+  private async purge(): Promise<CycleSummary['stoppedBy']> {
+    const env = this.env;
+    const n = await queuePurge(env);
+    env.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name}: purge phase: ${n} documents the cycle did not reach are fetched to check that they still exist` });
+    return n === 0 ? 'done' : this.crawlLoop.run(env, this.siteTasks, this.opts, this.abort.signal);
   }
 
   /** Saves the cookie jar if it changed; a failure is reported (the jar is saved again at the next change), never thrown. */
@@ -248,11 +283,13 @@ export class CollectionCrawl {
     if (unfinished) {
       cycleStartedMs = row.cycleStartedMs ?? cycleStartedMs;
       this.setEpoch(row.epoch);
+      await this.lifecycle.open(row.epoch, true, cycleStartedMs);
       const { recovered, crashedTwice } = await this.store.recoverLeases(name);
       this.events.emit({ type: 'cycle', message: `resuming cycle ${row.epoch} of ${name}; ${recovered} URIs that were in flight go back to the queue` });
       crashed = crashedTwice;
     } else {
       this.setEpoch(row.epoch + 1);
+      await this.lifecycle.open(this.env.epoch, false, cycleStartedMs);
       await this.store.updateCollection(name, { epoch: this.env.epoch, cycleStartedMs });
       // MS-FSCCFG 2.2.3 refresh_mode: scratch truncates what the last cycle left queued.
       // (URIs sent by another collection for this new cycle stay.)
@@ -268,6 +305,7 @@ export class CollectionCrawl {
     limits.begin(cycleStartedMs, limits.needsCounts ? await this.store.cycleRecordCounts(name, this.env.epoch) : undefined);
     for (const uri of crashed) await this.setAside(uri);
     this.env.softSites = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
+    await this.lifecycle.set('starting');
     await this.seeder.seed(this.env.softSites);
     for (const w of await this.store.sitesWithWork(name)) this.env.sched.addWork(w.site, w.queued);
     return unfinished;

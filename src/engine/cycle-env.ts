@@ -8,6 +8,7 @@
 import { normalizeUrl } from '../core/url.ts';
 import type { ExtractPool } from '../extract/extract-pool.ts';
 import type { BloomFilter } from '../frontier/bloom.ts';
+import { LevelPop, type PopScheme } from '../frontier/level-pop.ts';
 import type { SiteScheduler } from '../frontier/site-scheduler.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
@@ -63,6 +64,10 @@ export class CycleEnv implements CycleParts {
    * other modes, and when every site was refreshed.
    */
   softSites: ReadonlyMap<string, number> | undefined = undefined;
+  /** pop_scheme rr/wrr over more than one priority level: the order a site's lease prefers its levels in; undefined: priority order. */
+  readonly levelPop: LevelPop | undefined;
+  /** trawl_purge with refresh_mode scratch: a cycle crawls from its seeds, then the purge phase checks the rest (purge.ts). */
+  readonly purges: boolean;
 
   constructor(p: CycleParts) {
     this.rt = p.rt;
@@ -80,6 +85,11 @@ export class CycleEnv implements CycleParts {
     this.store = p.opts.store;
     this.content = p.opts.content;
     this.name = p.rt.name;
+    const wq = p.rt.settings.workqueuePriority;
+    const shares = new Map<number, number>();
+    for (const [level, def] of Object.entries(wq.priorityLevels)) if (def.share !== undefined) shares.set(Number(level), def.share);
+    this.levelPop = LevelPop.of(wq.levels, wq.popScheme as PopScheme, shares);
+    this.purges = p.rt.settings.purge.enabled && p.rt.settings.refreshMode === 'scratch';
   }
 
   /** Resolves, then canonicalizes (rewrite_rules, named rules): the form used for the seen check. */

@@ -185,6 +185,9 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
     return { name, settings: s, matches: subcollectionMatcher(s, readFile), headers: parseHeaders(s.headers) };
   });
   const headers = parseHeaders(settings.headers);
+  // MS-FSCCFG 2.2.4.33: a sub-collection's own crawlmode applies to its URIs; looked up per link only when one differs.
+  const ownCrawlmode = subs.filter((s) => JSON.stringify(s.settings.crawlmode) !== JSON.stringify(settings.crawlmode));
+  const crawlmodeOf = ownCrawlmode.length === 0 ? undefined : (url: URL) => subs.find((s) => s.matches(url))?.settings.crawlmode ?? settings.crawlmode;
   const policy = compilePolicies(settings.httpErrors);
   const ftpPolicy = compilePolicies(settings.ftpErrors);
   const slots = new Map<string | undefined, Array<[TimeSlot, SlotDelay]>>([[undefined, compileSlots(settings.variableDelay)]]);
@@ -207,7 +210,7 @@ export function buildRuntime(c: CollectionConfig, opts: RuntimeOptions = {}): Ru
   return {
     name: c.name,
     settings,
-    scope: new Scope([...basicRules(settings, readFile), ...dialectRules(settings), ...(opts.extraRules ?? [])]),
+    scope: new Scope([...basicRules(settings, readFile, crawlmodeOf), ...dialectRules(settings), ...(opts.extraRules ?? [])]),
     canon: canonicalizerOf(settings),
     addressScope: addressRule(compileRules(settings.includeDomains, true, readFile), compileRules(settings.excludeDomains, true, readFile)),
     subs,

@@ -93,7 +93,18 @@ export class Seeder {
       this.fromFiles(seeds, s.rss.startUriFiles, sub, URI_FLAGS.FEED);
     };
     fromSettings(rt.settings, undefined);
-    for (const sub of rt.subs) if (sub.settings.startUris !== rt.settings.startUris) fromSettings(sub.settings, sub.name);
+    // A sub-collection's own start_uris, start_uri_files and rss start URIs (MS-FSCCFG 2.2.4.33): those it does not inherit.
+    const own = <T>(a: T, b: T): boolean => a !== b && JSON.stringify(a) !== JSON.stringify(b);
+    for (const sub of rt.subs) {
+      const s = sub.settings;
+      const m = rt.settings;
+      fromSettings({
+        ...s,
+        startUris: own(s.startUris, m.startUris) ? s.startUris : undefined,
+        startUriFiles: own(s.startUriFiles, m.startUriFiles) ? s.startUriFiles : undefined,
+        rss: { ...s.rss, startUris: own(s.rss.startUris, m.rss.startUris) ? s.rss.startUris : undefined, startUriFiles: own(s.rss.startUriFiles, m.rss.startUriFiles) ? s.rss.startUriFiles : undefined },
+      }, sub.name);
+    }
     if (rt.settings.useSitemaps) for (const u of rt.settings.sitemaps.urls ?? []) seeds.push({ url: u, sub: undefined, flags: URI_FLAGS.SITEMAP });
     const batch: QueuedUri[] = [];
     for (const s of seeds) {
@@ -136,6 +147,8 @@ export class Seeder {
         }
         env.duplicates.noteRecord(r);
         if (unrefreshed?.has(r.site)) continue;
+        // trawl_purge: the cycle crawls from its start URIs; what it does not reach, the purge phase checks (purge.ts).
+        if (env.purges) continue;
         known.push(this.requeueOf(r));
       }
       if (expired.length > 0) await this.deleteExpired(expired);
@@ -304,13 +317,16 @@ export class Seeder {
   async queueRobotsSitemaps(site: SiteState, sitemaps: readonly string[]): Promise<void> {
     const env = this.env;
     const sm = env.rt.settings.sitemaps;
-    if (!env.rt.settings.useSitemaps || !sm.robotsDiscovery || sitemaps.length === 0) return;
+    // A sub-collection's own use_sitemaps decides for the sitemaps in it (MS-FSCCFG 2.2.4.33).
+    const anySub = env.rt.subs.some((s) => s.settings.useSitemaps);
+    if ((!env.rt.settings.useSitemaps && !anySub) || !sm.robotsDiscovery || sitemaps.length === 0) return;
     const batch: QueuedUri[] = [];
     for (const raw of sitemaps) {
       const url = env.normalize(raw, site.site);
       if (!url) continue;
       const u = new URL(url);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
+      if (anySub && !env.rt.settingsFor(env.rt.subOf(u)).useSitemaps) continue;
       batch.push({ url, site: siteOf(u), depth: 0, hops: 0, redirects: 0, parent: `${site.site}/robots.txt`, priority: env.rt.priorityOf(u, true), sub: undefined, flags: URI_FLAGS.SITEMAP });
     }
     const added = await env.store.enqueue(env.name, env.epoch, batch, true);

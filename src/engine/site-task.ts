@@ -113,7 +113,12 @@ export class SiteTasks {
       // Unresolved: nothing can be fetched from this site; its URIs fail one by one below without a request.
       if (needRobots && resolved.ok) return await this.fetchRobots(site);
       if (site.buffer.length === 0) {
-        const leased = await env.store.lease(env.name, site.site, Math.max(1, env.rt.settings.maxPending));
+        const pop = env.levelPop;
+        if (pop !== undefined && !pop.knows(site.site)) pop.resume(site.site, await env.store.levelCounts(env.name, site.site, env.epoch));
+        const leased = pop === undefined
+          ? await env.store.lease(env.name, site.site, Math.max(1, env.rt.settings.maxPending))
+          : await env.store.lease(env.name, site.site, Math.max(1, env.rt.settings.maxPending), pop.order(site.site));
+        if (pop !== undefined) for (const u of leased) pop.took(site.site, u.priority);
         site.queued = Math.max(0, site.queued - leased.length);
         if (leased.length === 0) site.queued = 0;
         site.hold(leased);

@@ -281,7 +281,7 @@ export function pathRepetitions(pathname: string): number {
  * allowed_schemes, the Elastic URL limits, exclude_exts, include/exclude
  * domains and URIs, crawlmode (fwdlinks, DEPTH:n) and max_uri_recursion.
  */
-export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): ScopeRule[] {
+export function basicRules(s: CollectionSettings, readFile?: RuleFileReader, crawlmodeOf?: (url: URL) => CollectionSettings['crawlmode']): ScopeRule[] {
   const schemes = new Set(s.allowedSchemes.map((x) => `${x.toLowerCase()}:`));
   const exts = s.excludeExts.map((e) => (e.startsWith('.') ? e : `.${e}`).toLowerCase());
   const mode = parseCrawlMode(s.crawlmode.mode);
@@ -322,14 +322,25 @@ export function basicRules(s: CollectionSettings, readFile?: RuleFileReader): Sc
         if (seed || !parent) return undefined;
         const other = domainOf(url) !== domainOf(parent);
         if (!other) return undefined;
-        if (viaRedirect && !s.crawlmode.fwdredirects) return { allowed: false, code: 'do', reason: `redirect to another domain (${domainOf(url)}) and fwdredirects is no` };
-        if (!viaRedirect && !s.crawlmode.fwdlinks) return { allowed: false, code: 'do', reason: `link to another domain (${domainOf(url)}) and fwdlinks is no` };
+        // A sub-collection's own crawlmode applies to its URIs (MS-FSCCFG 2.2.4.33), when one differs.
+        const cm = crawlmodeOf ? crawlmodeOf(url) : s.crawlmode;
+        if (viaRedirect && !cm.fwdredirects) return { allowed: false, code: 'do', reason: `redirect to another domain (${domainOf(url)}) and fwdredirects is no` };
+        if (!viaRedirect && !cm.fwdlinks) return { allowed: false, code: 'do', reason: `link to another domain (${domainOf(url)}) and fwdlinks is no` };
         return undefined;
       },
     },
     {
       name: 'crawlmode.mode',
-      decide: ({ hops, seed }) => (maxHops !== undefined && !seed && hops > maxHops ? { allowed: false, code: 'de', reason: `${hops} hops from a start URI, beyond ${s.crawlmode.mode}` } : undefined),
+      decide: ({ url, hops, seed }) => {
+        if (seed) return undefined;
+        if (crawlmodeOf) {
+          const cm = crawlmodeOf(url);
+          const m = parseCrawlMode(cm.mode);
+          const max = m.ok && m.value.kind === 'depth' ? m.value.depth : undefined;
+          return max !== undefined && hops > max ? { allowed: false, code: 'de', reason: `${hops} hops from a start URI, beyond ${cm.mode}` } : undefined;
+        }
+        return maxHops !== undefined && hops > maxHops ? { allowed: false, code: 'de', reason: `${hops} hops from a start URI, beyond ${s.crawlmode.mode}` } : undefined;
+      },
     },
     {
       name: 'max_uri_recursion',

@@ -39,7 +39,8 @@ import type { AddedUris } from '../engine/seeding.ts';
 
 export type { AddedUris, NotAdded } from '../engine/seeding.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
-import type { CrawlStore, QueuedUri } from '../store/crawl-store.ts';
+import type { CrawlStore, CycleRow, QueuedUri } from '../store/crawl-store.ts';
+import { SubRefresh } from './sub-refresh.ts';
 import { resolveContentdest } from '../sinks/feeding.ts';
 import { checkSinks } from '../sinks/open-sinks.ts';
 import { SiteStats } from '../stats/site-stats.ts';
@@ -130,6 +131,8 @@ export interface StatusDetail {
   readonly waitingFor?: 'refresh' | 'disk-full';
   /** Idle: when the next cycle starts (or the disk is checked again), unless an operator starts it first. */
   readonly nextCycleMs?: number;
+  /** The running or last refresh cycle: its ID, refresh cycle number and Elastic status. */
+  readonly cycle?: CycleRow;
 }
 
 /** What CollectionAdd refuses a submitted job's configuration with for good (its message goes to the dead-letter queue). */
@@ -265,6 +268,9 @@ export class CrawlerService {
   private async run(mc: ManagedCollection): Promise<void> {
     const name = mc.name;
     const s = mc.settings;
+    // The last cycle's ID and status, for the status before this run's first cycle begins (unknown if the store cannot say).
+    mc.cycle ??= (await this.o.store.listCycles(name, 1).catch(() => []))[0];
+    const subRefresh = new SubRefresh(mc.config, this.o.nodeName, s.refreshMin);
     while (!mc.isStopped) {
       const row = await this.o.store.getCollection(name);
       if (!row || mc.status === ZOMBIE) return;
@@ -277,6 +283,17 @@ export class CrawlerService {
         // MS-FSCCFG refresh: the next cycle starts `refresh` minutes after the last one started.
         const due = (row.cycleStartedMs ?? 0) + s.refreshMin * 60_000;
         if (!s.refreshWhenIdle && this.now() < due) {
+          // A sub-collection's own, shorter refresh (sub-refresh.ts): its URIs again, before the collection's next cycle.
+          const sub = subRefresh.any ? subRefresh.next(row.cycleStartedMs ?? 0) : undefined;
+          if (sub !== undefined && sub.atMs < due) {
+            if (this.now() < sub.atMs) await mc.waitFor(sub.atMs - this.now(), 'refresh');
+            else {
+              subRefresh.done(sub.name, this.now());
+              const n = await this.refetch(name, sub.name);
+              this.o.log.info({ collection: name, subcollection: sub.name, queued: n }, 'sub-collection refresh');
+            }
+            continue;
+          }
           await mc.waitFor(due - this.now(), 'refresh');
           continue;
         }
@@ -293,6 +310,9 @@ export class CrawlerService {
         sendLinks: async (target, links) => this.sendLinks(target, links),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
         onEvent: this.eventSink(name),
+        onCycle: (c) => {
+          mc.cycle = c;
+        },
       });
       mc.crawl = crawl;
       this.o.log.info({ collection: name }, 'refresh cycle starting');
@@ -641,10 +661,11 @@ export class CrawlerService {
     const mc = this.collections.get(name);
     if (mc?.status === ZOMBIE) return { status: ZOMBIE, activity: 'deleting' };
     const c = this.collection(name);
-    if (c.status === 'suspended') return { status: c.status, activity: 'suspended' };
+    const cycle = c.cycle !== undefined ? { cycle: c.cycle } : {};
+    if (c.status === 'suspended') return { status: c.status, activity: 'suspended', ...cycle };
     const w = c.waiting;
-    if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling' };
-    return { status: c.status, activity: 'idle', waitingFor: w.reason, ...(w.untilMs !== undefined ? { nextCycleMs: w.untilMs } : {}) };
+    if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling', ...cycle };
+    return { status: c.status, activity: 'idle', waitingFor: w.reason, ...(w.untilMs !== undefined ? { nextCycleMs: w.untilMs } : {}), ...cycle };
   }
 
   async suspend(name: string): Promise<void> {

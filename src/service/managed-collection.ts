@@ -25,7 +25,7 @@ import type { CollectionConfig } from '../config/model.ts';
 import type { CollectionCrawl } from '../engine/crawler.ts';
 import { pausedByConfig } from '../sinks/feeding.ts';
 import { Statistics } from '../stats/statistics.ts';
-import type { CrawlStore } from '../store/crawl-store.ts';
+import type { CrawlStore, CycleRow } from '../store/crawl-store.ts';
 import type { CollectionRuntime } from './collection-runtime.ts';
 import { copyOperatorState, encodeOperatorState, type OperatorState } from './collection-state.ts';
 
@@ -72,6 +72,8 @@ export class ManagedCollection {
   readonly stats: Statistics<'collectionschema'>;
   /** The cycle running now, if any. */
   crawl: CollectionCrawl | undefined;
+  /** The running or last refresh cycle's ID and Elastic status (cycle-lifecycle.ts); undefined before the first. */
+  cycle: CycleRow | undefined;
   /**
    * While the running cycle is an ended one reopened (its statistics cycle
    * already closed): its epoch. Its counts are merged into that statistics

@@ -19,6 +19,28 @@ export interface CollectionRow {
   readonly extra: Record<string, unknown>;
 }
 
+/**
+ * The Elastic crawl statuses a refresh cycle moves through (engine/cycle-lifecycle.ts):
+ * pending → starting → running → success | canceling → canceled | failed.
+ * `skipped` is Elastic's for an automatic crawl not started because another was active.
+ */
+export type CycleStatus = 'pending' | 'starting' | 'running' | 'success' | 'canceling' | 'canceled' | 'failed' | 'skipped';
+
+/** One refresh cycle of a collection as `putCycle` keeps it: its ID, its refresh cycle number and its status. */
+export interface CycleRow {
+  /** 24 hexadecimal digits, made when the cycle begins; kept when it is resumed. */
+  readonly id: string;
+  readonly epoch: number;
+  readonly status: CycleStatus;
+  /** When the status was set. */
+  readonly statusMs: number;
+  readonly startedMs: number;
+  /** When it ended (success, canceled, failed); undefined while it runs or waits to resume. */
+  readonly endedMs: number | undefined;
+  /** What ended it (CycleSummary.stoppedBy: done, a limit, the refresh boundary, stop, …), or why it failed. */
+  readonly stoppedBy: string | undefined;
+}
+
 /** The fields of a collection `updateCollection` may change. */
 export type CollectionPatch = Partial<Pick<CollectionRow, 'state' | 'epoch' | 'cycleStartedMs' | 'cycleEndedMs' | 'extra'>>;
 
@@ -52,6 +74,10 @@ export interface CatalogStore {
    * Deleting the collection deletes it.
    */
   putCookieJar(name: string, jar: string, nowMs: number): Promise<void>;
+  /** Writes a cycle's row (by collection and cycle ID), replacing the one written before. Idempotent. */
+  putCycle(name: string, cycle: CycleRow): Promise<void>;
+  /** The collection's cycles, the latest first (by epoch, then start), at most `limit`. */
+  listCycles(name: string, limit: number): Promise<CycleRow[]>;
   /** Removes the collection and every row of every role that belongs to it, in one transaction. Idempotent. */
   deleteCollection(name: string): Promise<void>;
 }

@@ -30,7 +30,7 @@ import type { FrontierStore, QueuedUri } from './frontier-store.ts';
 import type { RecordStore, UriRecord } from './record-store.ts';
 import type { SiteStore } from './site-store.ts';
 
-export type { CatalogStore, CollectionPatch, CollectionRow } from './catalog-store.ts';
+export type { CatalogStore, CollectionPatch, CollectionRow, CycleRow, CycleStatus } from './catalog-store.ts';
 export type { FeedOp, FeedOutbox, FeedSelection, PendingFeedOp } from './feed-outbox.ts';
 export type { FrontierCounts, FrontierEntry, FrontierStore, LeasedUri, QueuedUri, SiteWork } from './frontier-store.ts';
 export { CRASH_STRIKE, CRASH_STRIKES_MASK, focusHopsOf, isSuspect, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth } from './frontier-store.ts';

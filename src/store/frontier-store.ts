@@ -50,8 +50,10 @@ export interface QueuedUri {
  *             a separate queue, never leased until releaseQuarantine
  *   REFEED    feed the document again after the fetch even if it did not change
  *             (MS-FSCADM CollectionRefetchURI Refeed)
+ *   PURGE     queued by the purge phase after the cycle (trawl_purge, engine/purge.ts):
+ *             its document is deleted when it answers 3xx or 4xx
  */
-export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16, REFEED: 32 } as const;
+export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16, REFEED: 32, PURGE: 64 } as const;
 /**
  * Crash strikes: bits 16–17 of a frontier row's flags, kept by the store
  * (a caller never passes them in a QueuedUri).
@@ -157,10 +159,19 @@ export interface FrontierStore {
   sitesWithWork(collection: string): Promise<SiteWork[]>;
   /**
    * Leases up to `n` queued URIs of one site: highest priority first, then
-   * first in, first out. Quarantined URIs are never leased. Fewer than `n`,
-   * or none, means no more are queued for the site now (see the file comment).
+   * first in, first out. With `levels` (pop_scheme rr or wrr:
+   * frontier/level-pop.ts) the priority levels are preferred in that order
+   * instead (a level not listed goes after those listed, by priority).
+   * Quarantined URIs are never leased. Fewer than `n`, or none, means no
+   * more are queued for the site now (see the file comment).
    */
-  lease(collection: string, site: string, n: number): Promise<LeasedUri[]>;
+  lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]>;
+  /**
+   * How many of the site's URIs queued in cycle `epoch` were taken from
+   * each priority level so far (leased, or done): priority level → count.
+   * What pop_scheme rr/wrr resume from after a restart (level-pop.ts).
+   */
+  levelCounts(collection: string, site: string, epoch: number): Promise<Map<number, number>>;
   /** Puts leased URIs back in the queue (a graceful stop), in their old order. A lease id no longer leased is ignored. */
   release(collection: string, ids: readonly number[]): Promise<void>;
   /** Puts a leased URI back at the end of its queue with one more retry counted. */

@@ -31,8 +31,8 @@ import { SUBSET_ANSWERS } from './storage-answers.ts';
 import type { StorageMessage, StorageReply } from './storage-thread.ts';
 
 const CRAWL_STORE_METHODS = [
-  'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'getCookieJar', 'putCookieJar', 'deleteCollection',
-  'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'lease', 'release', 'retry',
+  'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'getCookieJar', 'putCookieJar', 'putCycle', 'listCycles', 'deleteCollection',
+  'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'levelCounts', 'lease', 'release', 'retry',
   'recoverLeases', 'armSuspect', 'dropQueued', 'frontierEntry', 'counts',
   'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',

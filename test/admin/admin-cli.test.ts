@@ -84,7 +84,12 @@ describe('trawl admin, as an operator reads it', () => {
 
     const human = await admin('status', 'web');
     assert.equal(human.code, 0, human.err);
-    assert.match(human.out.trim(), /^idle, next refresh at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in (9 h 59|10 h 0) min\)$/);
+    const [activity, cycle] = human.out.trim().split('\n');
+    assert.match(activity!, /^idle, next refresh at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in (9 h 59|10 h 0) min\)$/);
+    // The cycle's ID and Elastic status (trawl.CollectionGetStatus: cycleId, cycleStatus).
+    assert.equal(cycle, `cycle 1 ${json.cycleId}: success (done)`);
+    assert.match(json.cycleId!, /^[0-9a-f]{24}$/);
+    assert.equal(json.cycleStatus, 'success');
     assert.ok(human.out.includes(new Date(next).toISOString().slice(0, 16)), human.out);
     // The MS-FSCADM method itself keeps a 2.2.3.4 value.
     const std = await admin('--json', 'call', 'CollectionGetStatus', '"web"');
@@ -162,7 +167,9 @@ describe('trawl admin, as an operator reads it', () => {
     const st = await admin('stats', 'from-elastic');
     assert.equal(st.code, 0, st.err);
     assert.match(st.out.split('\n')[0]!, /^\s+current cycle\s+last finished cycle \(none yet\)$/);
-    assert.equal((await admin('status', 'from-elastic')).out.trim(), 'crawling: a refresh cycle runs');
+    const [activity, cycle] = (await admin('status', 'from-elastic')).out.trim().split('\n');
+    assert.equal(activity, 'crawling: a refresh cycle runs');
+    assert.match(cycle!, /^cycle 1 [0-9a-f]{24}: (pending|starting|running)$/);
     const cfg = await admin('config', 'from-elastic');
     assert.match(cfg.out, /<attrib name="mode" type="string"> DEPTH:2 <\/attrib>/);
     assert.match(cfg.out, new RegExp(`<member> http://${IP.replace(/\./g, '\\.')}:${h.port}/ </member>`));

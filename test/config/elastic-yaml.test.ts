@@ -181,7 +181,10 @@ describe('Elastic crawler YAML: valid files', () => {
     assert.equal(c.name, 'minimal'); // from the file name
     assert.deepEqual(Object.fromEntries(c.root.attribs), { allowed_schemes: ['https'], delay: 1, start_uris: ['https://www.example.com/'] });
     // The Elastic crawlers have no per-site delay: the converted collection says 1 s, not MS-FSCCFG's minute.
-    assert.deepEqual([...c.root.sections.keys()].sort(), ['include_domains', 'include_uris']);
+    // The Elastic crawler's content deletion: a purge phase after each cycle, and a 5xx deletes after three failing cycles.
+    assert.deepEqual([...c.root.sections.keys()].sort(), ['http_errors', 'include_domains', 'include_uris', 'trawl_purge']);
+    assert.equal(at(c, 'trawl_purge|enabled'), true);
+    assert.equal(at(c, 'http_errors|5xx'), 'DELETE:3');
     assert.deepEqual(at(c, 'include_domains|exact'), ['www.example.com']);
     assert.deepEqual(at(c, 'include_uris|prefix'), ['https://www.example.com/']);
     assert.equal(c.nodes.size, 0);

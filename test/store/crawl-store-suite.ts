@@ -87,6 +87,47 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('leases the priority levels in the order given (pop_scheme rr/wrr), a level not named last, then first in first out', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/1a'), q('http://a.test/2a', { priority: 2 }), q('http://a.test/3a', { priority: 3 }), q('http://a.test/1b'), q('http://a.test/2b', { priority: 2 })]);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 1, [2, 1])).map((u) => u.url), ['http://a.test/2a']);
+      assert.deepEqual((await s.lease('c', 'http://a.test:80', 10, [1, 2])).map((u) => u.url), ['http://a.test/1a', 'http://a.test/1b', 'http://a.test/2b', 'http://a.test/3a']);
+      assert.deepEqual(await s.lease('c', 'http://a.test:80', 10, [3, 2, 1]), []);
+      // What the cycle took from each level (leased or done), for pop_scheme to resume from; other cycles and sites apart.
+      await s.enqueue('c', 2, [q('http://a.test/next', { priority: 2 })]);
+      await s.enqueue('c', 1, [q('http://b.test/1')]);
+      assert.deepEqual([...(await s.levelCounts('c', 'http://a.test:80', 1))].sort(), [[1, 2], [2, 2], [3, 1]]);
+      assert.deepEqual([...(await s.levelCounts('c', 'http://a.test:80', 2))], []);
+      await s.close();
+    });
+
+    it('keeps each cycle\'s ID and status, the latest first; deleting the collection deletes them', async () => {
+      const s = await target.open();
+      await s.putCollection('c', '<x/>', 1);
+      const first = { id: 'a'.repeat(24), epoch: 1, status: 'running' as const, statusMs: 10, startedMs: 10, endedMs: undefined, stoppedBy: undefined };
+      await s.putCycle('c', first);
+      await s.putCycle('c', { ...first, status: 'success', statusMs: 20, endedMs: 20, stoppedBy: 'max-unique-urls' });
+      await s.putCycle('c', { id: 'b'.repeat(24), epoch: 2, status: 'canceling', statusMs: 30, startedMs: 30, endedMs: undefined, stoppedBy: undefined });
+      await s.putCycle('d', { ...first, id: 'c'.repeat(24) });
+      assert.deepEqual(await s.listCycles('c', 10), [
+        { id: 'b'.repeat(24), epoch: 2, status: 'canceling', statusMs: 30, startedMs: 30, endedMs: undefined, stoppedBy: undefined },
+        { id: 'a'.repeat(24), epoch: 1, status: 'success', statusMs: 20, startedMs: 10, endedMs: 20, stoppedBy: 'max-unique-urls' },
+      ]);
+      assert.equal((await s.listCycles('c', 1)).length, 1);
+      if (target.reopen) {
+        const again = await target.reopen(s);
+        assert.equal((await again.listCycles('c', 1))[0]?.status, 'canceling');
+        await again.deleteCollection('c');
+        assert.deepEqual(await again.listCycles('c', 10), []);
+        assert.equal((await again.listCycles('d', 10)).length, 1);
+        await again.close();
+        return;
+      }
+      await s.deleteCollection('c');
+      assert.deepEqual(await s.listCycles('c', 10), []);
+      await s.close();
+    });
+
     it('release, retry and recoverLeases put URIs back in the queue', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/1'), q('http://a.test/2'), q('http://a.test/3')]);

@@ -9,7 +9,7 @@ import { CollectionCrawl, type CrawlEvent, type CycleSummary } from '../../src/e
 import type { LookupFn } from '../../src/fetch/egress.ts';
 import { openContentStore } from '../../src/store/open-content-store.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
-import type { UriRecord } from '../../src/store/crawl-store.ts';
+import type { CycleRow, UriRecord } from '../../src/store/crawl-store.ts';
 import type { StatsData } from '../../src/stats/site-stats.ts';
 import { sumSiteCounters } from '../../src/stats/statistics.ts';
 
@@ -39,7 +39,7 @@ export interface CrawlRun {
  * `storeCalls`: counts the crawl's calls on its crawl store by method name,
  * into the object given (the store is the real one, seen through a Proxy).
  */
-export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number; screenedStart?: number; storeCalls?: Record<string, number> } = {}): Promise<CrawlRun> {
+export async function runCrawl(xml: string, opts: { dir?: string; lookup?: LookupFn; maxPages?: number; maxConcurrency?: number; robotsMemo?: number; screenedStart?: number; storeCalls?: Record<string, number>; onCycle?: (c: CycleRow) => void } = {}): Promise<CrawlRun> {
   const r = readConfigXml(xml, 'test.xml');
   assert.deepEqual(r.diagnostics.filter((d) => d.severity === 'error'), []);
   const config = r.document.collections[0]!;
@@ -58,6 +58,7 @@ export async function runCrawl(xml: string, opts: { dir?: string; lookup?: Looku
       ...(opts.maxConcurrency !== undefined ? { maxConcurrency: opts.maxConcurrency } : {}),
       ...(opts.robotsMemo !== undefined ? { robotsMemo: opts.robotsMemo } : {}),
       ...(opts.screenedStart !== undefined ? { screenedStart: opts.screenedStart } : {}),
+      ...(opts.onCycle ? { onCycle: opts.onCycle } : {}),
     });
     const summary = await crawl.runCycle();
     const records = await store.listRecords('t');

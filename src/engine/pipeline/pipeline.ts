@@ -24,6 +24,7 @@ import { DirectivesStage } from './directives.ts';
 import { DuplicateStage } from './duplicate.ts';
 import { ExtractStage } from './extract.ts';
 import { FocusStage } from './focus.ts';
+import { PurgeStage } from './purge.ts';
 import { LinksStage } from './links.ts';
 import type { PageContext, PageOutcome, PageStage } from './page-context.ts';
 import { SitemapStage } from './sitemap.ts';
@@ -44,8 +45,10 @@ export class PagePipeline {
   /** The crawler's stages, in order. */
   static standard(env: CycleEnv): PagePipeline {
     const writer = new OutcomeWriter(env);
+    const classify = new ClassifyStage(env);
     return new PagePipeline(env, [
-      new ClassifyStage(env),
+      // trawl_purge: the purge stage decides the purge phase's URIs and hands the others to classify.
+      env.purges ? new PurgeStage(env, classify) : classify,
       new MimeStage(),
       new SitemapStage(env),
       new ChannelStage(env, writer),

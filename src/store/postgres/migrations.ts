@@ -8,7 +8,10 @@
  * installation): the check and the creation run under a transaction-scoped
  * advisory lock, so one of them creates the tables and the others find them.
  *
- *   (no tables) ── SCHEMA ──► 1 (SCHEMA_VERSION)
+ *   (no tables) ── SCHEMA ──► 1 ──► 2 (SCHEMA_VERSION)
+ *
+ * 1 to 2 only adds the cycles table, which SCHEMA creates: there is
+ * nothing to move.
  */
 
 import { trawlError } from '../../core/errors.ts';

@@ -37,7 +37,7 @@
  */
 
 import { hostname } from 'node:os';
-import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
+import type { CollectionPatch, CollectionRow, CycleRow, CycleStatus } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
@@ -143,7 +143,7 @@ interface Entering {
  */
 const READS: ReadonlySet<StatementName> = new Set<StatementName>([
   'getCollection', 'listCollections', 'seen', 'getRecord', 'byChecksum', 'listRecords', 'recordsAfter', 'recordsBefore',
-  'frontierEntry', 'getCookieJar', 'countRecords', 'countRecordsOfSite', 'countRecordsOfStatus', 'countRecordsOfSiteStatus', 'cycleRecordCounts',
+  'frontierEntry', 'getCookieJar', 'listCycles', 'countRecords', 'countRecordsOfSite', 'countRecordsOfStatus', 'countRecordsOfSiteStatus', 'cycleRecordCounts',
   'pendingFeed', 'feedBacklog', 'getRobots', 'getStats', 'listStats', 'listStatsPage', 'getSitemapMeta', 'feedLinks',
 ]);
 
@@ -280,6 +280,17 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     await this.run('putCookieJar', [name, jar, nowMs]);
   }
 
+  async putCycle(name: string, c: CycleRow): Promise<void> {
+    await this.run('putCycle', [name, c.id, c.epoch, c.status, c.statusMs, c.startedMs, c.endedMs ?? null, c.stoppedBy ?? null]);
+  }
+
+  async listCycles(name: string, limit: number): Promise<CycleRow[]> {
+    return (await this.run('listCycles', [name, limit])).rows.map((r) => ({
+      id: String(r.id), epoch: Number(r.epoch), status: String(r.status) as CycleStatus, statusMs: Number(r.status_ms), startedMs: Number(r.started_ms),
+      endedMs: num(r.ended_ms), stoppedBy: str(r.stopped_by),
+    }));
+  }
+
   async deleteCollection(name: string): Promise<void> {
     await this.tx(async (c) => {
       for (const sql of DELETE_COLLECTION_ROWS) await c.query(sql, [toDb(name)]);
@@ -382,11 +393,21 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     return (await this.run('sitesWithWork', [collection])).rows.map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
-  async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
+  async levelCounts(collection: string, site: string, epoch: number): Promise<Map<number, number>> {
+    return new Map((await this.run('levelCounts', [collection, site, epoch])).rows.map((r) => [Number(r.priority), Number(r.n)]));
+  }
+
+  async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     if (n <= 0) return [];
-    const rows = (await this.run('lease', [collection, site, n, this.owner, this.leaseTtlMs])).rows;
-    // RETURNING has no order of its own: the lease's order is priority, then FIFO position.
-    rows.sort((a, b) => Number(a.priority) - Number(b.priority) || Number(a.seq) - Number(b.seq));
+    const rows = (levels === undefined
+      ? await this.run('lease', [collection, site, n, this.owner, this.leaseTtlMs])
+      : await this.run('leaseByLevels', [collection, site, n, this.owner, this.leaseTtlMs, [...levels]])).rows;
+    // RETURNING has no order of its own: the lease's order is priority (or the levels' order given), then FIFO position.
+    const rank = (p: number): number => {
+      const i = levels === undefined ? -1 : levels.indexOf(p);
+      return i < 0 ? (levels === undefined ? p : 1_000_000 + p) : i;
+    };
+    rows.sort((a, b) => rank(Number(a.priority)) - rank(Number(b.priority)) || Number(a.seq) - Number(b.seq));
     return rows.map(toLeased);
   }
 

@@ -14,6 +14,7 @@
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
  *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
+ *   cycles (collection, id PK)       each refresh cycle's ID and Elastic crawl status
  *   feed_outbox (id PK; collection+destination+url unique)
  *                                    content submissions waiting to be sent
  *   frontier_seq_back, frontier_seq_front   FIFO positions (see below)
@@ -37,9 +38,11 @@
  */
 
 /**
+ * 2: the cycles table (each cycle's ID and status survive a restart).
+ *
  * 1: the first version (the tables above).
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The URIs of one call take consecutive positions within a block of this size (larger calls are split). */
 export const SEQ_BLOCK = 1 << 20;
@@ -51,7 +54,7 @@ export const RECORD_COLUMNS = [
 ] as const;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'cycles'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -153,5 +156,16 @@ CREATE TABLE IF NOT EXISTS cookie_jars (
   collection text COLLATE "C" PRIMARY KEY,
   jar text NOT NULL,
   saved_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cycles (
+  collection text COLLATE "C" NOT NULL,
+  id text NOT NULL,
+  epoch bigint NOT NULL,
+  status text NOT NULL,
+  status_ms bigint NOT NULL,
+  started_ms bigint NOT NULL,
+  ended_ms bigint,
+  stopped_by text,
+  PRIMARY KEY (collection, id)
 );
 `;

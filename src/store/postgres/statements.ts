@@ -118,6 +118,16 @@ export const STATEMENTS = {
             lease_expires = now() + $5::float8 * interval '1 millisecond'
           FROM p WHERE f.id = p.id
           RETURNING ${LEASED_COLUMNS}, p.flags`,
+  levelCounts: 'SELECT priority, count(*) AS n FROM frontier WHERE collection = $1 AND site = $2 AND epoch = $3 AND state <> 0 GROUP BY priority',
+  /** The lease with the levels preferred in the order $6 gives (pop_scheme rr/wrr: level-pop.ts); a level not in it goes last. */
+  leaseByLevels: `WITH p AS (
+            SELECT id, flags FROM frontier
+            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
+            ORDER BY coalesce(array_position($6::int[], priority), 1000000 + priority), seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
+            lease_expires = now() + $5::float8 * interval '1 millisecond'
+          FROM p WHERE f.id = p.id
+          RETURNING ${LEASED_COLUMNS}, p.flags`,
   releaseQuarantine: `UPDATE frontier SET flags = flags & ~${QUARANTINED}
                       WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) <> 0`,
   // Crash strikes (CRASH_STRIKE in frontier-store.ts): a lease clears them, armSuspect sets one, a crash adds one.
@@ -135,6 +145,10 @@ export const STATEMENTS = {
   dropQueuedSite: 'UPDATE frontier SET state = 2 WHERE collection = $1 AND site = $2 AND state = 0 AND epoch < $3',
   frontierEntry: 'SELECT state, epoch, depth, hops, redirects, retries, priority, parent, sub, flags FROM frontier WHERE collection = $1 AND url = $2',
   getCookieJar: 'SELECT jar FROM cookie_jars WHERE collection = $1',
+  putCycle: `INSERT INTO cycles (collection, id, epoch, status, status_ms, started_ms, ended_ms, stopped_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (collection, id) DO UPDATE SET epoch = excluded.epoch, status = excluded.status, status_ms = excluded.status_ms,
+             started_ms = excluded.started_ms, ended_ms = excluded.ended_ms, stopped_by = excluded.stopped_by`,
+  listCycles: 'SELECT * FROM cycles WHERE collection = $1 ORDER BY epoch DESC, started_ms DESC, status_ms DESC LIMIT $2',
   putCookieJar: `INSERT INTO cookie_jars (collection, jar, saved_ms) VALUES ($1, $2, $3)
     ON CONFLICT (collection) DO UPDATE SET jar = excluded.jar, saved_ms = excluded.saved_ms`,
   counts: `SELECT (SELECT count(*) FROM frontier WHERE collection = $1 AND state = 0) AS queued,

@@ -13,6 +13,7 @@
  *        index (collection, site, status)                ◄── site deletes and feeds
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
  *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
+ *   cycles (collection, id PK)       each refresh cycle's ID and Elastic crawl status
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
  *   feed_outbox (id PK; collection+destination+url unique)
  *                                    content submissions waiting to be sent
@@ -21,6 +22,8 @@
  */
 
 /**
+ * 5: the cycles table (each cycle's ID and status survive a restart).
+ *
  * 4: the cookie_jars table (use_cookies: the jar survives a restart).
  *
  * 3: a record is found by URL through its frontier row (`record_id`), so
@@ -37,7 +40,7 @@
  *
  * What each version saved: bench/README.md, *What changed*.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 export const RECORD_FIELDS = `collection TEXT NOT NULL,
   url TEXT NOT NULL,
@@ -70,7 +73,7 @@ export const RECORD_COLUMNS = `collection, url, site, status, http_status, check
   skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch`;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'cycles'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -148,4 +151,15 @@ CREATE TABLE IF NOT EXISTS cookie_jars (
   jar TEXT NOT NULL,
   saved_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS cycles (
+  collection TEXT NOT NULL,
+  id TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  status_ms INTEGER NOT NULL,
+  started_ms INTEGER NOT NULL,
+  ended_ms INTEGER,
+  stopped_by TEXT,
+  PRIMARY KEY (collection, id)
+) WITHOUT ROWID;
 `;

@@ -18,7 +18,7 @@
 
 import type { DatabaseSync } from 'node:sqlite';
 import { isDiskFull } from '../../core/disk-full.ts';
-import type { CollectionPatch, CollectionRow } from '../catalog-store.ts';
+import type { CollectionPatch, CollectionRow, CycleRow, CycleStatus } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
@@ -31,6 +31,13 @@ import { prepareStatements, type Statements } from './statements.ts';
 import { num, recordOfRow, recordPageOf, str, type Row } from '../row-values.ts';
 
 
+
+function toCycle(r: Row): CycleRow {
+  return {
+    id: String(r.id), epoch: Number(r.epoch), status: String(r.status) as CycleStatus, statusMs: Number(r.status_ms), startedMs: Number(r.started_ms),
+    endedMs: num(r.ended_ms), stoppedBy: str(r.stopped_by),
+  };
+}
 
 function toLeased(r: Row): LeasedUri {
   return {
@@ -117,6 +124,14 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     this.st.putCookieJar.run(name, jar, nowMs);
   }
 
+  async putCycle(name: string, c: CycleRow): Promise<void> {
+    this.st.putCycle.run(name, c.id, c.epoch, c.status, c.statusMs, c.startedMs, c.endedMs ?? null, c.stoppedBy ?? null);
+  }
+
+  async listCycles(name: string, limit: number): Promise<CycleRow[]> {
+    return (this.st.listCycles.all(name, limit) as Row[]).map(toCycle);
+  }
+
   async deleteCollection(name: string): Promise<void> {
     this.tx(() => {
       for (const st of this.st.deleteCollectionRows) st.run(name);
@@ -192,9 +207,14 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     return (this.st.sitesWithWork.all(collection) as Row[]).map((r) => ({ site: String(r.site), queued: Number(r.n), oldestEpoch: Number(r.e) }));
   }
 
-  async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
+  async levelCounts(collection: string, site: string, epoch: number): Promise<Map<number, number>> {
+    return new Map((this.st.levelCounts.all(collection, site, epoch) as Row[]).map((r) => [Number(r.priority), Number(r.n)]));
+  }
+
+  async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     return this.tx(() => {
-      const rows = (this.st.leaseSelect.all(collection, site, n) as Row[]).map(toLeased);
+      const order = levels === undefined ? undefined : `,${levels.join(',')},`;
+      const rows = ((order === undefined ? this.st.leaseSelect.all(collection, site, n) : this.st.leaseSelectByLevels.all(collection, site, order, order, n)) as Row[]).map(toLeased);
       for (const r of rows) this.st.leaseMark.run(r.id);
       return rows;
     });

@@ -36,6 +36,10 @@ export function prepareStatements(db: DatabaseSync) {
     deleteCollectionRows: COLLECTION_TABLES.map((t) => p(`DELETE FROM ${t} WHERE collection = ?`)),
     deleteCollection: p('DELETE FROM collections WHERE name = ?'),
     getCookieJar: p('SELECT jar FROM cookie_jars WHERE collection = ?'),
+    putCycle: p(`INSERT INTO cycles (collection, id, epoch, status, status_ms, started_ms, ended_ms, stopped_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                 ON CONFLICT (collection, id) DO UPDATE SET epoch = excluded.epoch, status = excluded.status, status_ms = excluded.status_ms,
+                 started_ms = excluded.started_ms, ended_ms = excluded.ended_ms, stopped_by = excluded.stopped_by`),
+    listCycles: p('SELECT * FROM cycles WHERE collection = ? ORDER BY epoch DESC, started_ms DESC, status_ms DESC LIMIT ?'),
     putCookieJar: p(`INSERT INTO cookie_jars (collection, jar, saved_ms) VALUES (?, ?, ?)
                      ON CONFLICT (collection) DO UPDATE SET jar = excluded.jar, saved_ms = excluded.saved_ms`),
 
@@ -67,6 +71,10 @@ export function prepareStatements(db: DatabaseSync) {
     seen: p('SELECT 1 FROM frontier WHERE collection = ? AND url = ? AND epoch >= ?'),
     sitesWithWork: p(`SELECT site, count(*) AS n, min(epoch) AS e FROM frontier WHERE collection = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 GROUP BY site ORDER BY min(seq)`),
     leaseSelect: p(`SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0 ORDER BY priority, seq LIMIT ?`),
+    levelCounts: p('SELECT priority, count(*) AS n FROM frontier WHERE collection = ? AND site = ? AND epoch = ? AND state <> 0 GROUP BY priority'),
+    // pop_scheme rr/wrr: the levels in the order given as ",2,1,3," (level-pop.ts); a level not in it goes last.
+    leaseSelectByLevels: p(`SELECT * FROM frontier WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) = 0
+                            ORDER BY CASE instr(?, ',' || priority || ',') WHEN 0 THEN 1000000 + priority ELSE instr(?, ',' || priority || ',') END, seq LIMIT ?`),
     releaseQuarantine: p(`UPDATE frontier SET flags = flags & ~${QUARANTINED} WHERE collection = ? AND site = ? AND state = 0 AND (flags & ${QUARANTINED}) <> 0`),
     // Crash strikes (CRASH_STRIKE in frontier-store.ts): a lease clears them, armSuspect sets one, a crash adds one.
     leaseMark: p(`UPDATE frontier SET state = 1, flags = flags & ~${CRASH_STRIKES_MASK} WHERE id = ?`),
