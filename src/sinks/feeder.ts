@@ -56,8 +56,12 @@ export class Feeder {
   /** When the feeder tries the failed batch again (epoch ms); meaningful while `failures` > 0. */
   retryAtMs = 0;
 
+  /** Whether a sink writes the open_crawler schema (then documents are built in that form too). */
+  private readonly openCrawler: boolean;
+
   constructor(o: FeederOptions) {
     this.o = o;
+    this.openCrawler = o.sinks.some((s) => s.schema === 'open_crawler');
     const c = o.counters ?? {};
     this.counters = { PPFed: c.PPFed ?? 0, PPSucceeded: c.PPSucceeded ?? 0, PPFailed: c.PPFailed ?? 0, PPDeleted: c.PPDeleted ?? 0, PPAdded: c.PPAdded ?? 0, PPModified: c.PPModified ?? 0 };
   }
@@ -187,7 +191,7 @@ export class Feeder {
       if (!record || !record.contentRef || (record.status !== 'stored' && record.status !== 'unchanged')) return undefined;
       const stored = await this.o.content.get(record.contentRef);
       if (stored) {
-        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection });
+        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection, openCrawler: this.openCrawler });
         return { doc, source: { record, body: stored.body, header: stored.header, mime: stored.mime } };
       }
     }

@@ -36,7 +36,8 @@ describe('the search document', () => {
     assert.equal(doc.meta_keywords, 'alpha, beta');
     assert.deepEqual(doc.headings, ['Headline', 'Sub head']);
     assert.deepEqual(doc.links, ['http://example.test:8080/other', 'https://elsewhere.test/']);
-    assert.equal(doc.body_content, 'Headline First & second. Sub head odupm e');
+    // A space around every element, as the Elastic crawler reads a page; <noscript> is text (jsoup parses it without scripting).
+    assert.equal(doc.body_content, 'Headline First & second. Sub head o dup m e ignored');
     assert.equal(doc.body_base64, undefined);
     assert.equal(doc.content_hash, 'abc123');
     assert.equal(doc.last_crawled_at, '2026-01-02T03:04:05.000Z');
@@ -47,10 +48,11 @@ describe('the search document', () => {
     assert.equal(doc.content_length, enc(html).length);
   });
 
-  it('fills the default ports and leaves out the directories a short path lacks', () => {
+  it('fills the default ports, counts the file name as a path segment, and leaves out the ones a short path lacks', () => {
     const a = buildDocument({ record: rec('https://a.test/x'), body: enc('hi'), mime: 'text/plain' }, opts);
     assert.equal(a.url_port, '443');
-    assert.equal(a.url_path_dir1, undefined);
+    assert.equal(a.url_path_dir1, 'x');
+    assert.equal(a.url_path_dir2, undefined);
     assert.equal(a.body_content, 'hi');
     assert.equal(a.headings, undefined, 'plain text has no headings field');
     const b = buildDocument({ record: rec('http://a.test/'), body: enc('<p>x</p>'), mime: 'text/html' }, opts);
