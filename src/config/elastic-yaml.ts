@@ -98,7 +98,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -162,6 +162,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   max_extracted_links_count: value('integer', 'trawl_limits.max_links_per_page'),
   max_indexed_links_count: value('integer', 'trawl_limits.max_indexed_links'),
   max_headings_count: value('integer', 'trawl_limits.max_headings'),
+  max_elastic_tag_size: value('integer', 'trawl_limits.max_elastic_tag_bytes'),
+  max_data_attribute_size: value('integer', 'trawl_limits.max_data_attribute_bytes'),
   // ------------------------------------------------ network safety
   loopback_allowed: value('boolean', 'trawl_egress.allow_loopback'),
   private_networks_allowed: value('boolean', 'trawl_egress.allow_private_networks'),
@@ -184,8 +186,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
   ssl_ca_certificates: none(),
   ssl_verification_mode: none(),
-  binary_content_extraction_enabled: none('documents are kept by allowed_types'),
-  binary_content_extraction_mime_types: none('documents are kept by allowed_types'),
+  binary_content_extraction_enabled: by('binary'),
+  binary_content_extraction_mime_types: by('binary'),
   content_extraction_enabled: none('documents are kept by allowed_types'),
   content_extraction_mime_types: none('documents are kept by allowed_types'),
   default_encoding: none(),
@@ -219,7 +221,7 @@ const DOMAIN_KEYS: Readonly<Record<string, Rule>> = {
   seed_urls: field,
   sitemap_urls: field,
   crawl_rules: field,
-  extraction_rulesets: none('trawl has no content extraction rules'),
+  extraction_rulesets: field,
   exclude_tags: none(),
 };
 
@@ -789,6 +791,32 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
       const member = readCrawlRule(rule, cx);
       if (member !== undefined) b.add(['trawl_crawl_rules', origin, 'rules'], member, rule, true);
     }
+
+    // Extraction rulesets: trawl_extraction_rulesets.<host>_<port>_<n>, rules as JSON members.
+    const rulesetsEntry = keys.get('extraction_rulesets');
+    ((rulesetsEntry ? read.list(rulesetsEntry.value) : []) ?? []).forEach((rs, i) => {
+      const m = read.map(rs);
+      if (!m) return;
+      const name = `${u.hostname}_${u.port || (u.protocol === 'https:' ? '443' : '80')}_${i + 1}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+      b.set(['trawl_extraction_rulesets', name, 'domain'], origin, rs);
+      for (const e of m.entries) {
+        if (e.key === 'url_filters') {
+          for (const f of read.list(e.value) ?? []) {
+            const fm = read.map(f);
+            const type = fm?.entries.find((x) => x.key === 'type');
+            const pattern = fm?.entries.find((x) => x.key === 'pattern');
+            const t = type ? read.str(type.value) : undefined;
+            const p = pattern ? read.str(pattern.value) : undefined;
+            if (t === undefined || p === undefined) r.error(f, 'a url filter needs type (begins|ends|contains|regex) and pattern');
+            else b.add(['trawl_extraction_rulesets', name, 'url_filters'], `${t} ${p}`, f);
+          }
+        } else if (e.key === 'rules') {
+          for (const rule of read.list(e.value) ?? []) b.add(['trawl_extraction_rulesets', name, 'rules'], JSON.stringify(plainYaml(rule)), rule, true);
+        } else {
+          r.unknown(e, ['url_filters', 'rules'], 'an extraction ruleset');
+        }
+      }
+    });
   }
   for (const s of seeds) {
     if (!origins.has(s.url.origin)) {
@@ -843,6 +871,30 @@ function readCrawlRule(n: YNode, cx: Ctx): string | undefined {
   return member;
 }
 
+/** A YAML node as plain data (for a member written as JSON). */
+function plainYaml(n: YNode): unknown {
+  if (n.kind === 'scalar') return n.value;
+  if (n.kind === 'seq') return n.items.map(plainYaml);
+  return Object.fromEntries(n.entries.map((e) => [e.key, plainYaml(e.value)]));
+}
+
+/** binary_content_extraction_enabled + _mime_types → trawl_extraction.binary_mime_types (the open_crawler schema's files). */
+function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
+  const { read, b } = cx;
+  const enabledEntry = keys.get('binary_content_extraction_enabled');
+  const typesEntry = keys.get('binary_content_extraction_mime_types');
+  const enabled = enabledEntry ? read.bool(enabledEntry.value) : false;
+  if (!enabled) {
+    if (typesEntry) cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
+    return;
+  }
+  const types = (typesEntry ? read.list(typesEntry.value) : []) ?? [];
+  for (const t of types) {
+    const s = read.str(t);
+    if (s !== undefined) b.add(['trawl_extraction', 'binary_mime_types'], s, t);
+  }
+}
+
 function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   const { r, read, b } = cx;
   const sinkEntry = keys.get('output_sink');
@@ -874,6 +926,7 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   const sink = ['trawl_sinks', type];
   const at: At = sinkEntry ? sinkEntry.value : keyAt((esEntry ?? indexEntry)!);
   b.set([...sink, 'type'], type, at);
+  b.set([...sink, 'schema'], 'open_crawler', at); // the Open Crawler's documents
 
   if (type === 'file') {
     const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
@@ -1122,6 +1175,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readSink(grouped.get('sink') ?? new Map(), cx);
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
   if (grouped.has('auth')) readAuth(grouped.get('auth')!, cx);
+  if (grouped.has('binary')) readBinary(grouped.get('binary')!, cx);
 
   // Sitemaps are read when some are named, or when robots.txt discovery is asked for.
   const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);
