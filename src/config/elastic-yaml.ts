@@ -62,9 +62,15 @@
  *   auth[] (type basic)           passwd."<scheme://host[:port]/>" = "user:password";
  *                                 over plain http only with http_auth_allowed
  *   crawl_id                      the collection's name (else the file's name)
+ *   domains[].extraction_rulesets trawl_extraction_rulesets.<host>_<port>_<n>: domain,
+ *                                 url_filters "type pattern", rules as JSON members
+ *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled)
+ *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
+ *   max_data_attribute_size         max_data_attribute_bytes
+ *   (every sink)                  schema open_crawler: the Open Crawler's documents
  *
- * Not supported: every other setting the crawler defines (extraction_rulesets,
- * exclude_tags, schedule, binary_content_extraction_*, threads_per_crawl,
+ * Not supported: every other setting the crawler defines (exclude_tags,
+ * schedule, threads_per_crawl,
  * ssl_*, log_level, event_logs, purge_crawl_enabled, head_requests_enabled,
  * full_html_extraction_enabled, socket_timeout, default_encoding,
  * elasticsearch.bulk_api, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED warning, one
