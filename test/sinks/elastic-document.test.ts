@@ -78,6 +78,7 @@ describe('search documents in file sinks, per schema', () => {
     writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="shop">
       <attrib name="start_uris" type="list-string"><member>${h.url('/')}</member></attrib>
       <attrib name="delay" type="real">0</attrib>
+      <section name="trawl_limits"><attrib name="max_elastic_tag_bytes" type="integer">4</attrib><attrib name="max_data_attribute_bytes" type="integer">5</attrib></section>
       <section name="trawl_extraction"><attrib name="binary_mime_types" type="list-string"><member>application/pdf</member></attrib></section>
       <section name="trawl_extraction_rulesets">
         <section name="cities"><attrib name="domain" type="string">${h.origin}</attrib>
@@ -106,8 +107,9 @@ describe('search documents in file sinks, per schema', () => {
       assert.equal(home.url_port, String(h.port));
       assert.deepEqual(home.domains, [h.origin]);
       assert.equal(home.meta_description, 'The home page');
-      assert.equal(home.product_price, '99.99');
-      assert.equal(home.product_name, 'Printer');
+      // Cut to max_elastic_tag_bytes and max_data_attribute_bytes, with a final "…" inside the limit.
+      assert.equal(home.product_price, '9…');
+      assert.equal(home.product_name, 'Pr…');
       assert.equal(home.maker, 'Acme', 'the Site Search meta class');
       assert.deepEqual(home.links, [h.url('/docs/hidden.html'), h.url('/docs/a.html'), h.url('/cities'), h.url('/files/manual.pdf'), h.url('/files/logo')]);
       assert.equal(home.custom, undefined);
