@@ -90,6 +90,8 @@ export interface SearchDocument {
   readonly http_status?: number;
   readonly content_type?: string;
   readonly content_length: number;
+  /** The URLs of other pages with the same content (duplicates of this one). */
+  readonly additional_urls?: string[];
   /** The domains the content appears on (scheme://host[:port]). */
   readonly domains?: string[];
   /** Custom fields: meta tags, data attributes, extraction rulesets; written as fields of their own. */
@@ -246,6 +248,8 @@ export interface DocumentSource {
   readonly mime: string;
   /** charset of the Content-Type, when known */
   readonly charset?: string | undefined;
+  /** The URLs of the pages that are duplicates of this one (the crawl store's duplicatesOf). */
+  readonly additionalUrls?: readonly string[];
 }
 
 export interface DocumentOptions {
@@ -346,11 +350,26 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
     ...(src.record.httpStatus !== undefined ? { http_status: src.record.httpStatus } : {}),
     content_type: src.mime,
     content_length: src.body.length,
-    domains: [siteOrigin(u)],
+    ...(src.additionalUrls?.length ? { additional_urls: [...src.additionalUrls] } : {}),
+    domains: domainsOf(u, src.additionalUrls),
     ...(custom ? { custom } : {}),
   };
   if (!o.openCrawler) return doc;
   return { ...doc, openCrawler: openCrawlerDocument(src, o, u, dirs, page, ruleFields, L) };
+}
+
+/** The domains the content appears on: the page's and those of its duplicates, each once, in that order. */
+function domainsOf(u: URL, additional: readonly string[] | undefined): string[] {
+  const out = [siteOrigin(u)];
+  for (const a of additional ?? []) {
+    try {
+      const d = siteOrigin(new URL(a));
+      if (!out.includes(d)) out.push(d);
+    } catch {
+      // a stored URL always parses
+    }
+  }
+  return out;
 }
 
 /** scheme://host[:port], the port only when it is not the scheme's default (as URL.origin writes it). */

@@ -40,6 +40,8 @@ export interface FeederOptions {
 }
 
 const MAX_BACKOFF_MS = 60_000;
+/** additional_urls listed in one document at most. */
+const MAX_ADDITIONAL_URLS = 100;
 
 export class Feeder {
   private readonly o: FeederOptions;
@@ -191,7 +193,8 @@ export class Feeder {
       if (!record || !record.contentRef || (record.status !== 'stored' && record.status !== 'unchanged')) return undefined;
       const stored = await this.o.content.get(record.contentRef);
       if (stored) {
-        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection, openCrawler: this.openCrawler });
+        const additionalUrls = await this.o.store.duplicatesOf(this.o.collection, url, MAX_ADDITIONAL_URLS);
+        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header), additionalUrls }, { ...this.o.documents, collection, crawlCollection: this.o.collection, openCrawler: this.openCrawler });
         return { doc, source: { record, body: stored.body, header: stored.header, mime: stored.mime } };
       }
     }

@@ -5,6 +5,7 @@
 // crawlers. What the crawl fetched is read from the site's own request log.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../support/crawl-harness.ts';
@@ -181,6 +182,48 @@ max_indexed_links_count: 2
       assert.equal(docs.get(h.url('/files/manual.pdf'))!.file_name, 'manual.pdf');
       assert.equal(docs.has(h.url('/files/logo')), false);
       assert.ok(h.requests.some((q) => q.path === '/files/logo'), 'the file was fetched (allowed_types keeps Word files), and not indexed');
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('duplicate content is one document whose additional_urls lists the other URLs, and domains every domain it appears on', async () => {
+    const same = '<title>Same</title><p>the same words on three pages</p>';
+    // The first crawl finds one page with the content; the second, two copies more: the document already fed is fed again.
+    let round = 1;
+    const home = (links: string) => (_req: unknown, res: ServerResponse): void => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(round === 1 ? '<a href="/one.html">1</a>' : links);
+    };
+    const s = await startFixtureSite([
+      { ip: '127.0.34.3', routes: { '/': home('<a href="/one.html">1</a> <a href="/two.html">2</a>'), '/one.html': { kind: 'html', body: same }, '/two.html': { kind: 'html', body: same } } },
+      { ip: '127.0.34.4', routes: { '/': home('<a href="/copy.html">c</a>'), '/copy.html': { kind: 'html', body: same } } },
+    ]);
+    const a = s.host('127.0.34.3');
+    const b = s.host('127.0.34.4');
+    const dir = tempDir('trawl-esdoc-dup-');
+    const out = join(dir, 'out');
+    const config = join(dir, 'c.xml');
+    writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="dups">
+      <attrib name="start_uris" type="list-string"><member>${a.url('/')}</member><member>${b.url('/')}</member></attrib>
+      <attrib name="delay" type="real">0</attrib>
+      <section name="trawl_sinks"><section name="disk"><attrib name="type" type="string">file</attrib><attrib name="output_dir" type="string">${out}</attrib></section></section>
+    </DomainSpecification></CrawlerConfig>`);
+    try {
+      const crawl = () => runTrawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', config], { timeoutMs: 120_000 });
+      const first = await crawl();
+      assert.equal(first.code, 0, first.err);
+      assert.equal(documents(out).get(a.url('/one.html'))?.additional_urls, undefined);
+      round = 2;
+      const r = await crawl();
+      assert.equal(r.code, 0, r.err);
+      const docs = [...documents(out).values()].filter((d) => d.title === 'Same');
+      assert.equal(docs.length, 1, JSON.stringify(docs.map((d) => d.url)));
+      const doc = docs[0]!;
+      assert.equal(doc.url, a.url('/one.html'));
+      assert.deepEqual(doc.additional_urls, [a.url('/two.html'), b.url('/copy.html')].sort());
+      assert.deepEqual((doc.domains as string[]).sort(), [a.origin, b.origin].sort());
     } finally {
       await s.close();
       rmSync(dir, { recursive: true, force: true });
