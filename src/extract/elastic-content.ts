@@ -29,6 +29,7 @@
 
 import { selectAll, selectOne } from 'css-select';
 import type { AnyNode, ChildNode, Document, Element } from 'domhandler';
+import { hash } from 'node:crypto';
 import { DomUtils, parseDocument } from 'htmlparser2';
 
 /** What `readElasticPage` needs besides the page. */
@@ -235,4 +236,23 @@ export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOpt
     swiftypeMetaFields,
     swiftypeDataFields,
   };
+}
+
+/** The fields content_hash_include may name (the App Search crawler's crawler.extraction.content_hash_include). */
+export const CONTENT_HASH_FIELDS = ['document_title', 'document_body', 'meta_keywords', 'meta_description', 'links', 'headings'] as const;
+export type ContentHashField = (typeof CONTENT_HASH_FIELDS)[number];
+
+/**
+ * The content hash of an HTML page over the fields `include` names, in
+ * their fixed order (so that the order they are written in does not
+ * matter): two pages are duplicates when these fields are equal, whatever
+ * else differs (a timestamp in a script, another navigation). Links and
+ * headings are bounded by `maxLinks` and `maxHeadings`, as in the document.
+ */
+export function contentHash(html: string, pageUrl: string, include: readonly string[], maxLinks: number, maxHeadings: number): string {
+  const p = readElasticPage(html, pageUrl, { maxLinks: include.includes('links') ? maxLinks : 0, maxHeadings: include.includes('headings') ? maxHeadings : 0 });
+  const parts: Record<ContentHashField, unknown> = {
+    document_title: p.title ?? '', document_body: p.body, meta_keywords: p.keywords ?? '', meta_description: p.description ?? '', links: p.links, headings: p.headings,
+  };
+  return hash('sha1', JSON.stringify(CONTENT_HASH_FIELDS.filter((f) => include.includes(f)).map((f) => parts[f])), 'hex');
 }

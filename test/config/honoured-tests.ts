@@ -213,6 +213,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_limits.max_elastic_tag_bytes': ['test/sinks/elastic-document.test.ts'],
   'trawl_limits.max_data_attribute_bytes': ['test/sinks/elastic-document.test.ts'],
   'trawl_extraction': ['test/sinks/elastic-document.test.ts'],
+  'trawl_extraction.content_hash_include': ['test/sinks/elastic-document.test.ts'],
   'trawl_extraction.binary_mime_types': ['test/sinks/elastic-document.test.ts', 'test/extract/elastic-content.test.ts'],
   'trawl_extraction_rulesets': ['test/sinks/elastic-document.test.ts', 'test/config/elastic-yaml.test.ts'],
   'trawl_extraction_rulesets.<ruleset>': ['test/sinks/elastic-document.test.ts', 'test/config/elastic-yaml.test.ts'],

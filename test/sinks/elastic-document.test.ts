@@ -221,9 +221,51 @@ max_indexed_links_count: 2
       const docs = [...documents(out).values()].filter((d) => d.title === 'Same');
       assert.equal(docs.length, 1, JSON.stringify(docs.map((d) => d.url)));
       const doc = docs[0]!;
-      assert.equal(doc.url, a.url('/one.html'));
+      assert.equal(doc.url, a.url('/one.html'), `${JSON.stringify(docs)}\n${r.err.slice(-3000)}`);
       assert.deepEqual(doc.additional_urls, [a.url('/two.html'), b.url('/copy.html')].sort());
       assert.deepEqual((doc.domains as string[]).sort(), [a.origin, b.origin].sort());
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('content_hash_include: pages whose named fields are equal are duplicates, whatever else differs', async () => {
+    const page = (script: string, link: string): string => `<title>T</title><script>var stamp = ${script};</script><p>the same words</p><a href="${link}">x</a>`;
+    const s = await startFixtureSite([{
+      ip: '127.0.34.5',
+      routes: {
+        '/': { kind: 'html', body: '<a href="/p1.html">1</a> <a href="/p2.html">2</a> <a href="/p3.html">3</a>' },
+        '/p1.html': { kind: 'html', body: page('1', '/x') },
+        '/p2.html': { kind: 'html', body: page('2', '/x') },
+        '/p3.html': { kind: 'html', body: page('3', '/y') },
+        '/x': { kind: 'html', body: 'x' },
+        '/y': { kind: 'html', body: 'y' },
+      },
+    }]);
+    const h = s.host('127.0.34.5');
+    const dir = tempDir('trawl-esdoc-hash-');
+    const run = async (name: string, include: string[]): Promise<Record<string, unknown>[]> => {
+      const out = join(dir, name);
+      const config = join(dir, `${name}.xml`);
+      writeFileSync(config, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="${name}">
+        <attrib name="start_uris" type="list-string"><member>${h.url('/')}</member></attrib>
+        <attrib name="delay" type="real">0</attrib>
+        <section name="trawl_extraction"><attrib name="content_hash_include" type="list-string">${include.map((f) => `<member>${f}</member>`).join('')}</attrib></section>
+        <section name="trawl_sinks"><section name="disk"><attrib name="type" type="string">file</attrib><attrib name="output_dir" type="string">${out}</attrib></section></section>
+      </DomainSpecification></CrawlerConfig>`);
+      const r = await runTrawl(['crawl', '--data', join(dir, `data-${name}`), '--allow-loopback', '--json', config], { timeoutMs: 120_000 });
+      assert.equal(r.code, 0, r.err);
+      return [...documents(out).values()].filter((d) => d.title === 'T').sort((a, b) => String(a.url).localeCompare(String(b.url)));
+    };
+    try {
+      assert.equal((await run('bytes', [])).length, 3, 'without it, the bytes decide');
+      const titleBody = await run('titlebody', ['document_title', 'document_body']);
+      assert.equal(titleBody.length, 1);
+      assert.equal(titleBody[0]!.additional_urls && (titleBody[0]!.additional_urls as string[]).length, 2);
+      const withLinks = await run('withlinks', ['document_body', 'links']);
+      // p1 and p2 (the same link) are one document, whichever was fetched first; p3 links elsewhere.
+      assert.deepEqual(withLinks.map((d) => [d.url, ...((d.additional_urls as string[] | undefined) ?? [])].sort()), [[h.url('/p1.html'), h.url('/p2.html')], [h.url('/p3.html')]]);
     } finally {
       await s.close();
       rmSync(dir, { recursive: true, force: true });
