@@ -239,6 +239,9 @@ const RULE_TYPES = ['begins', 'ends', 'contains', 'regex'] as const;
 /** The registry's definition of trawl_crawl_rules.<domain>.rules, whose check a rule must pass. */
 const RULES_DEF = findSection(COLLECTION, 'trawl_crawl_rules')?.dynamicSection?.attribs.find((a) => a.name === 'rules');
 
+/** The registry's definition of trawl_extraction_rulesets.<ruleset>.rules, whose check a rule must pass. */
+const RULESET_RULE_DEF = findSection(COLLECTION, 'trawl_extraction_rulesets')?.dynamicSection?.attribs.find((a) => a.name === 'rules');
+
 /** `elasticsearch:` (also from the separate elasticsearch.yml). */
 const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   host: field,
@@ -817,7 +820,12 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
             else b.add(['trawl_extraction_rulesets', name, 'url_filters'], `${t} ${p}`, f);
           }
         } else if (e.key === 'rules') {
-          for (const rule of read.list(e.value) ?? []) b.add(['trawl_extraction_rulesets', name, 'rules'], JSON.stringify(plainYaml(rule)), rule, true);
+          for (const rule of read.list(e.value) ?? []) {
+            const member = JSON.stringify(plainYaml(rule));
+            // An XPath selector is valid for the Open Crawler but not applied here: a warning, not an error.
+            if (/XPath/.test(RULESET_RULE_DEF?.check?.(member) ?? '')) r.warn(rule, "this rule is not applied: its selector is XPath, which trawl does not support (write it as a CSS selector)");
+            else b.add(['trawl_extraction_rulesets', name, 'rules'], member, rule, true);
+          }
         } else {
           r.unknown(e, ['url_filters', 'rules'], 'an extraction ruleset');
         }
