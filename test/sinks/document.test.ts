@@ -129,6 +129,10 @@ describe('the search document', () => {
   it('resolves links against <base>, and ignores an unusable one', () => {
     assert.deepEqual(htmlFields('<base href="http://b.test/dir/"><a href="x">x</a>', 'http://a.test/', 10).links, ['http://b.test/dir/x']);
     assert.deepEqual(htmlFields('<base href="http://[bad"><a href="x">x</a>', 'http://a.test/p/', 10).links, ['http://a.test/p/x']);
+    // The first <base href> is the base, as the HTML standard and the crawl's extractor say.
+    assert.deepEqual(htmlFields('<base href="http://b.test/one/"><base href="http://b.test/two/"><a href="x">x</a>', 'http://a.test/', 10).links, ['http://b.test/one/x']);
+    const doc = buildDocument({ record: rec('http://a.test/'), body: enc('<base target="_top"><base href="/one/"><base href="/two/"><a href="x">x</a>'), mime: 'text/html' }, opts);
+    assert.deepEqual(doc.links, ['http://a.test/one/x']);
   });
 
   it('parses the types uri_search_mime names as HTML', () => {
