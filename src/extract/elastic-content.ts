@@ -27,7 +27,7 @@
  * follows them: html.ts does not look at these attributes at all).
  */
 
-import { selectAll, selectOne } from 'css-select';
+import { compile, selectAll, selectOne } from 'css-select';
 import type { AnyNode, ChildNode, Document, Element } from 'domhandler';
 import { hash } from 'node:crypto';
 import { DomUtils, parseDocument } from 'htmlparser2';
@@ -71,6 +71,17 @@ export const RESERVED_FIELD_NAMES: ReadonlySet<string> = new Set([
 export function validFieldName(name: string): boolean {
   return /^[a-z0-9_]{1,64}$/.test(name) && !name.startsWith('_') && !RESERVED_FIELD_NAMES.has(name);
 }
+
+/** The selectors a page is read with, compiled once. */
+const Q = {
+  body: compile<AnyNode, Element>('body'),
+  base: compile<AnyNode, Element>('base[href]'),
+  title: compile<AnyNode, Element>('title'),
+  meta: compile<AnyNode, Element>('meta[name][content]'),
+  headings: compile<AnyNode, Element>('h1, h2, h3, h4, h5, h6'),
+  links: compile<AnyNode, Element>('a[href]'),
+  data: compile<AnyNode, Element>('[data-elastic-name], [data-swiftype-name]'),
+} as const;
 
 /** Elements whose content is never text of the page. */
 const NON_CONTENT = new Set(['script', 'style', 'svg', 'video', 'object']);
@@ -148,12 +159,12 @@ export function plainText(node: AnyNode): string {
 
 /** The document's <body>, or the whole document when the page has none. */
 export function bodyOf(dom: Document): AnyNode {
-  return selectOne<AnyNode, Element>('body', dom) ?? dom;
+  return selectOne<AnyNode, Element>(Q.body, dom) ?? dom;
 }
 
 /** The first non-empty <base href>, resolved against the page; the page's own URL when there is none or it is unusable. */
 export function baseOf(dom: Document, pageUrl: string): string {
-  const base = selectOne<AnyNode, Element>('base[href]', dom);
+  const base = selectOne<AnyNode, Element>(Q.base, dom);
   const href = base?.attribs.href?.trim();
   if (!href) return pageUrl;
   try {
@@ -167,16 +178,17 @@ export function baseOf(dom: Document, pageUrl: string): string {
 export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOptions): ElasticPage {
   const dom = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: true, decodeEntities: true });
   const body = bodyOf(dom);
-  const titleEl = selectOne<AnyNode, Element>('title', dom);
+  const titleEl = selectOne<AnyNode, Element>(Q.title, dom);
+  const metas = selectAll<AnyNode, Element>(Q.meta, dom);
   const metaContent = (name: string): string | undefined => {
-    const m = selectAll<AnyNode, Element>('meta[name][content]', dom).find((e) => e.attribs.name!.toLowerCase() === name);
+    const m = metas.find((e) => e.attribs.name!.toLowerCase() === name);
     return m?.attribs.content;
   };
 
   const headings: string[] = [];
   if (o.maxHeadings > 0) {
     const seen = new Set<string>();
-    for (const h of selectAll<AnyNode, Element>('h1, h2, h3, h4, h5, h6', body)) {
+    for (const h of selectAll<AnyNode, Element>(Q.headings, body)) {
       const t = plainText(h);
       if (t === '' || seen.has(t)) continue;
       seen.add(t);
@@ -189,7 +201,7 @@ export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOpt
   if (o.maxLinks > 0) {
     const base = baseOf(dom, pageUrl);
     const seen = new Set<string>();
-    for (const a of selectAll<AnyNode, Element>('a[href]', dom)) {
+    for (const a of selectAll<AnyNode, Element>(Q.links, dom)) {
       let u: URL;
       try {
         u = new URL(a.attribs.href!.trim(), base);
@@ -207,7 +219,7 @@ export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOpt
 
   const metaFields = new Map<string, string>();
   const swiftypeMetaFields = new Map<string, string>();
-  for (const m of selectAll<AnyNode, Element>('meta[name][content]', dom)) {
+  for (const m of metas) {
     const cls = (m.attribs.class ?? '').split(/\s+/);
     const name = m.attribs.name!;
     if (!validFieldName(name)) continue;
@@ -216,7 +228,7 @@ export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOpt
   }
   const dataFields = new Map<string, string>();
   const swiftypeDataFields = new Map<string, string>();
-  for (const e of selectAll<AnyNode, Element>('[data-elastic-name], [data-swiftype-name]', body)) {
+  for (const e of selectAll<AnyNode, Element>(Q.data, body)) {
     const el = e.attribs['data-elastic-name'];
     const st = e.attribs['data-swiftype-name'];
     if (el !== undefined && validFieldName(el)) dataFields.set(el, plainText(e));
