@@ -521,7 +521,7 @@ const EXTRACTION = section({
   name: 'trawl_extraction', key: 'extraction', honoured: 'full', meaning: 'What the search documents are made of, besides the limits (docs/elastic-migration.md).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'content_hash_include', key: 'contentHashInclude', honoured: 'full', type: 'list-string', default: [], allowed: ['document_title', 'document_body', 'meta_keywords', 'meta_description', 'links', 'headings'], meaning: 'The fields of an HTML page whose equality makes two pages duplicates (diffcheck) and a refetched page unchanged, as the App Search crawler\'s crawler.extraction.content_hash_include; empty: the bytes (csum_cut_off). Read on the crawl\'s path only when set.', spec: X }),
-    attrib({ name: 'binary_mime_types', key: 'binaryMimeTypes', honoured: 'full', type: 'list-string', default: [], check: checkMimePattern, meaning: 'Files of these MIME types (* matches a whole field) are indexed by sinks of the open_crawler schema, as file_name, content_length, content_type and _attachment (base64); other files are not (the Open Crawler\'s binary_content_extraction_enabled and _mime_types). app_search documents carry every stored file as body_base64.', spec: X }),
+    attrib({ name: 'binary_mime_types', key: 'binaryMimeTypes', honoured: 'full', type: 'list-string', default: [], check: checkMimePattern, meaning: 'Files of these MIME types (* matches a whole field) are kept whatever allowed_types says, and indexed by sinks of the open_crawler schema as file_name, content_length, content_type and _attachment (base64); other files are not (the Open Crawler\'s binary_content_extraction_enabled and _mime_types). app_search documents carry every stored file as body_base64.', spec: X }),
   ],
 });
 

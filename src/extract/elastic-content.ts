@@ -104,11 +104,12 @@ function isElement(n: AnyNode): n is Element {
  * The text of a node and what it holds: text nodes squished, a space around
  * every element (so "a<span>b</span>" reads "a b") and in place of <br> and
  * <hr>, the `content` attribute of an element that has one (a <meta> in the
- * body), no comments and nothing of the NON_CONTENT elements. With
+ * body), no comments and nothing of the `ignore` elements (default: script,
+ * style, svg, video, object; extraction rules pass none). With
  * `regions`, the data-elastic-include/-exclude state decides which text
  * nodes count.
  */
-export function nodeText(node: AnyNode, regions = false): string {
+export function nodeText(node: AnyNode, regions = false, ignore: ReadonlySet<string> = NON_CONTENT): string {
   const out: string[] = [];
   const push = (s: string): void => {
     if (s === ' ' && (out.length === 0 || out[out.length - 1] === ' ')) return;
@@ -129,7 +130,7 @@ export function nodeText(node: AnyNode, regions = false): string {
     }
     if (!isElement(n)) return; // comments, directives, CDATA
     const name = n.name.toLowerCase();
-    if (NON_CONTENT.has(name) || (headless && HEAD_ONLY.has(name))) return;
+    if (ignore.has(name) || (headless && HEAD_ONLY.has(name))) return;
     if (BREAKS.has(name)) {
       push(' ');
       return;

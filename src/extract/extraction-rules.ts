@@ -133,6 +133,8 @@ export function compileRulesets(sets: Readonly<Record<string, RulesetSettings>>)
   });
 }
 
+const NOTHING: ReadonlySet<string> = new Set();
+
 /** What a rule finds: the texts of the selected elements, or the URL expression's groups (else its whole match). */
 function occurrences(rule: ExtractionRule, url: string, dom: Document | undefined): string[] {
   if (rule.source === 'url') {
@@ -141,7 +143,8 @@ function occurrences(rule: ExtractionRule, url: string, dom: Document | undefine
     return m.length > 1 ? m.slice(1).map((g) => g ?? '') : [m[0]];
   }
   if (!dom) return [];
-  return selectAll<AnyNode, Element>(rule.css! as (n: Element) => boolean, dom).map((e) => nodeText(e));
+  // No element is left out: a rule may select a <script> (JSON-LD, say), as the Open Crawler's rules may.
+  return selectAll<AnyNode, Element>(rule.css! as (n: Element) => boolean, dom).map((e) => nodeText(e, false, NOTHING));
 }
 
 /**

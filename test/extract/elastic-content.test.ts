@@ -295,6 +295,19 @@ describe('extraction rulesets (Extractor)', () => {
     assert.deepEqual(Object.fromEntries(applyRulesets(sets, 'https://totally-real-rpg.com/cities', cities)), { cities: ['Summerstay', 'Drenchwell', 'Mezzoterran'] });
     assert.deepEqual(Object.fromEntries(applyRulesets(sets, 'https://totally-real-rpg.com/blog/2024/01/07/patch-1.0-changes', undefined)), { publish_year: '2024' });
   });
+  it('a rule may select a <script>: nothing is left out of what a rule selects', () => {
+    const d = parseDocument('<html><head><script type="application/ld+json">{"name": "Printer"}</script></head><body><div id="d"><script>Script body</script><p>P body</p></div></body></html>');
+    const sets = rulesets('http://example.com', [{ rules: [
+      { action: 'extract', field_name: 'ld', selector: 'script[type="application/ld+json"]', join_as: 'string', source: 'html' },
+      { action: 'extract', field_name: 'div', selector: '#d', join_as: 'string', source: 'html' },
+    ] }]);
+    assert.deepEqual(Object.fromEntries(applyRulesets(sets, 'http://example.com/', d)), { ld: '{"name": "Printer"}', div: 'Script body P body' });
+  });
+  it('the text of a node: scripts left out, <br> a space, a <meta>\'s content read', () => {
+    assert.equal(nodeText(parseDocument('<div><script>Script body</script><p>P body</p></div>')), 'P body');
+    assert.equal(nodeText(parseDocument('<p>one<br>two<hr>three</p>')), 'one two three');
+    assert.equal(nodeText(parseDocument('<div><meta name="tag name" content="This is the content"></div>').children[0]!), 'This is the content');
+  });
   it('refuses what the Open Crawler refuses, saying what is wrong', () => {
     assert.throws(() => parseExtractionRule('{"action":"copy","field_name":"a","selector":"p","source":"html"}'), /action must be extract or set/);
     assert.throws(() => parseExtractionRule('{"action":"extract","field_name":"title","selector":"p","join_as":"string","source":"html"}'), /one of the document's own fields/);

@@ -54,7 +54,7 @@ function site(ip: string): Promise<FixtureSite> {
         </div>
         test7
         <h1 data-elastic-name="product_name">Printer</h1>
-        <a href="a.html">a</a> <a href="/cities">cities</a> <a href="/files/manual.pdf">pdf</a> <a href="/files/logo">logo</a>
+        <a href="a.html">a</a> <a href="/cities">cities</a> <a href="/files/manual.pdf">pdf</a> <a href="/files/logo">logo</a> <a href="/files/slides">slides</a>
         </body></html>`,
       },
       '/docs/a.html': { kind: 'html', body: '<title>A</title><h1>Alpha</h1><p>alpha text</p>' },
@@ -62,6 +62,7 @@ function site(ip: string): Promise<FixtureSite> {
       '/cities': { kind: 'html', body: '<title>Cities</title><div>Cities:</div><div class="city">Summerstay</div><div class="city">Drenchwell</div>' },
       '/files/manual.pdf': { kind: 'binary', bytes: PDF, contentType: 'application/pdf' },
       '/files/logo': { kind: 'binary', bytes: DOC, contentType: 'application/msword' },
+      '/files/slides': { kind: 'binary', bytes: DOC.map((b) => b ^ 0x55), contentType: 'application/vnd.ms-powerpoint' },
     },
   }]);
 }
@@ -104,7 +105,7 @@ describe('search documents in file sinks, per schema', () => {
       const docs = documents(app);
       const home = docs.get(h.url('/'))!;
       assert.ok(home, [...docs.keys()].join(' '));
-      assert.equal(home.body_content, 'test1 test3 test5 test7 Printer a cities pdf logo');
+      assert.equal(home.body_content, 'test1 test3 test5 test7 Printer a cities pdf logo slides');
       assert.equal(home.url_port, String(h.port));
       assert.deepEqual(home.domains, [h.origin]);
       assert.equal(home.meta_description, 'The home page');
@@ -112,7 +113,8 @@ describe('search documents in file sinks, per schema', () => {
       assert.equal(home.product_price, '9…');
       assert.equal(home.product_name, 'Pr…');
       assert.equal(home.maker, 'Acme', 'the Site Search meta class');
-      assert.deepEqual(home.links, [h.url('/docs/hidden.html'), h.url('/docs/a.html'), h.url('/cities'), h.url('/files/manual.pdf'), h.url('/files/logo')]);
+      assert.deepEqual(home.links, [h.url('/docs/hidden.html'), h.url('/docs/a.html'), h.url('/cities'), h.url('/files/manual.pdf'), h.url('/files/logo'), h.url('/files/slides')]);
+      assert.equal(docs.has(h.url('/files/slides')), false, 'allowed_types keeps no PowerPoint file here');
       assert.equal(home.custom, undefined);
       const a = docs.get(h.url('/docs/a.html'))!;
       assert.deepEqual([a.url_path_dir1, a.url_path_dir2, a.url_path_dir3], ['docs', 'a.html', undefined]);
@@ -124,7 +126,7 @@ describe('search documents in file sinks, per schema', () => {
 
       const ocDocs = documents(oc);
       const ocHome = ocDocs.get(h.url('/'))!;
-      assert.equal(ocHome.body, 'test1 test3 test5 test7 Printer a cities pdf logo');
+      assert.equal(ocHome.body, 'test1 test3 test5 test7 Printer a cities pdf logo slides');
       assert.equal(ocHome.body_content, undefined);
       assert.equal(ocHome.url_port, h.port);
       assert.equal(ocHome.maker, undefined, 'the Open Crawler reads no swiftype class');
@@ -162,7 +164,7 @@ describe('search documents in file sinks, per schema', () => {
 output_sink: file
 output_dir: ${out}
 binary_content_extraction_enabled: true
-binary_content_extraction_mime_types: [application/pdf]
+binary_content_extraction_mime_types: [application/pdf, application/vnd.ms-powerpoint]
 max_elastic_tag_size: 3
 max_indexed_links_count: 2
 `);
@@ -172,7 +174,7 @@ max_indexed_links_count: 2
       const docs = documents(out);
       const home = docs.get(h.url('/'))!;
       assert.ok(home, `${[...docs.keys()].join(' ')}\n${r.err}`);
-      assert.equal(home.body, 'test1 test3 test5 test7 Printer a cities pdf logo');
+      assert.equal(home.body, 'test1 test3 test5 test7 Printer a cities pdf logo slides');
       assert.equal(home.url_port, h.port);
       assert.equal(home.product_price, '…', 'cut to max_elastic_tag_size with the Open Crawler\'s omission mark');
       assert.equal((home.links as string[]).length, 2);
@@ -180,6 +182,9 @@ max_indexed_links_count: 2
       assert.match(home.last_crawled_at as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       assert.equal(docs.get(h.url('/cities'))!.cities, 'Summerstay Drenchwell');
       assert.equal(docs.get(h.url('/files/manual.pdf'))!.file_name, 'manual.pdf');
+      // A type binary_content_extraction_mime_types names is indexed even where allowed_types would not keep it.
+      const ins = await runTrawl(['inspect', '--data', join(dir, 'data'), '--json', h.url('/files/slides')]);
+      assert.equal(docs.get(h.url('/files/slides'))?.content_type, 'application/vnd.ms-powerpoint', ins.out + ins.err);
       assert.equal(docs.has(h.url('/files/logo')), false);
       assert.ok(h.requests.some((q) => q.path === '/files/logo'), 'the file was fetched (allowed_types keeps Word files), and not indexed');
     } finally {
