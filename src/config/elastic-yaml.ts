@@ -64,9 +64,15 @@
  *   auth[] (type basic)           passwd."<scheme://host[:port]/>" = "user:password";
  *                                 over plain http only with http_auth_allowed
  *   crawl_id                      the collection's name (else the file's name)
+ *   domains[].extraction_rulesets trawl_extraction_rulesets.<host>_<port>_<n>: domain,
+ *                                 url_filters "type pattern", rules as JSON members
+ *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled)
+ *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
+ *   max_data_attribute_size         max_data_attribute_bytes
+ *   (every sink)                  schema open_crawler: the Open Crawler's documents
  *
- * Not supported: every other setting the crawler defines (extraction_rulesets,
- * exclude_tags, schedule, binary_content_extraction_*, threads_per_crawl,
+ * Not supported: every other setting the crawler defines (exclude_tags,
+ * schedule, threads_per_crawl,
  * ssl_*, log_level, event_logs, purge_crawl_enabled, head_requests_enabled,
  * full_html_extraction_enabled, socket_timeout, default_encoding,
  * elasticsearch.bulk_api, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED warning, one
@@ -100,7 +106,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -164,6 +170,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   max_extracted_links_count: value('integer', 'trawl_limits.max_links_per_page'),
   max_indexed_links_count: value('integer', 'trawl_limits.max_indexed_links'),
   max_headings_count: value('integer', 'trawl_limits.max_headings'),
+  max_elastic_tag_size: value('integer', 'trawl_limits.max_elastic_tag_bytes'),
+  max_data_attribute_size: value('integer', 'trawl_limits.max_data_attribute_bytes'),
   // ------------------------------------------------ network safety
   loopback_allowed: value('boolean', 'trawl_egress.allow_loopback'),
   private_networks_allowed: value('boolean', 'trawl_egress.allow_private_networks'),
@@ -186,8 +194,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
   ssl_ca_certificates: none(),
   ssl_verification_mode: none(),
-  binary_content_extraction_enabled: none('documents are kept by allowed_types'),
-  binary_content_extraction_mime_types: none('documents are kept by allowed_types'),
+  binary_content_extraction_enabled: by('binary'),
+  binary_content_extraction_mime_types: by('binary'),
   content_extraction_enabled: none('documents are kept by allowed_types'),
   content_extraction_mime_types: none('documents are kept by allowed_types'),
   default_encoding: none(),
@@ -221,7 +229,7 @@ const DOMAIN_KEYS: Readonly<Record<string, Rule>> = {
   seed_urls: field,
   sitemap_urls: field,
   crawl_rules: field,
-  extraction_rulesets: none('trawl has no content extraction rules'),
+  extraction_rulesets: field,
   exclude_tags: none(),
 };
 
@@ -232,6 +240,9 @@ const POLICIES: Readonly<Record<string, 'allow' | 'disallow'>> = { allow: 'allow
 const RULE_TYPES = ['begins', 'ends', 'contains', 'regex'] as const;
 /** The registry's definition of trawl_crawl_rules.<domain>.rules, whose check a rule must pass. */
 const RULES_DEF = findSection(COLLECTION, 'trawl_crawl_rules')?.dynamicSection?.attribs.find((a) => a.name === 'rules');
+
+/** The registry's definition of trawl_extraction_rulesets.<ruleset>.rules, whose check a rule must pass. */
+const RULESET_RULE_DEF = findSection(COLLECTION, 'trawl_extraction_rulesets')?.dynamicSection?.attribs.find((a) => a.name === 'rules');
 
 /** `elasticsearch:` (also from the separate elasticsearch.yml). */
 const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
@@ -791,6 +802,37 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
       const member = readCrawlRule(rule, cx);
       if (member !== undefined) b.add(['trawl_crawl_rules', origin, 'rules'], member, rule, true);
     }
+
+    // Extraction rulesets: trawl_extraction_rulesets.<host>_<port>_<n>, rules as JSON members.
+    const rulesetsEntry = keys.get('extraction_rulesets');
+    ((rulesetsEntry ? read.list(rulesetsEntry.value) : []) ?? []).forEach((rs, i) => {
+      const m = read.map(rs);
+      if (!m) return;
+      const name = `${u.hostname}_${u.port || (u.protocol === 'https:' ? '443' : '80')}_${i + 1}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+      b.set(['trawl_extraction_rulesets', name, 'domain'], origin, rs);
+      for (const e of m.entries) {
+        if (e.key === 'url_filters') {
+          for (const f of read.list(e.value) ?? []) {
+            const fm = read.map(f);
+            const type = fm?.entries.find((x) => x.key === 'type');
+            const pattern = fm?.entries.find((x) => x.key === 'pattern');
+            const t = type ? read.str(type.value) : undefined;
+            const p = pattern ? read.str(pattern.value) : undefined;
+            if (t === undefined || p === undefined) r.error(f, 'a url filter needs type (begins|ends|contains|regex) and pattern');
+            else b.add(['trawl_extraction_rulesets', name, 'url_filters'], `${t} ${p}`, f);
+          }
+        } else if (e.key === 'rules') {
+          for (const rule of read.list(e.value) ?? []) {
+            const member = JSON.stringify(plainYaml(rule));
+            // An XPath selector is valid for the Open Crawler but not applied here: a warning, not an error.
+            if (/XPath/.test(RULESET_RULE_DEF?.check?.(member) ?? '')) r.warn(rule, "this rule is not applied: its selector is XPath, which trawl does not support (write it as a CSS selector)");
+            else b.add(['trawl_extraction_rulesets', name, 'rules'], member, rule, true);
+          }
+        } else {
+          r.unknown(e, ['url_filters', 'rules'], 'an extraction ruleset');
+        }
+      }
+    });
   }
   for (const s of seeds) {
     if (!origins.has(s.url.origin)) {
@@ -845,6 +887,30 @@ function readCrawlRule(n: YNode, cx: Ctx): string | undefined {
   return member;
 }
 
+/** A YAML node as plain data (for a member written as JSON). */
+function plainYaml(n: YNode): unknown {
+  if (n.kind === 'scalar') return n.value;
+  if (n.kind === 'seq') return n.items.map(plainYaml);
+  return Object.fromEntries(n.entries.map((e) => [e.key, plainYaml(e.value)]));
+}
+
+/** binary_content_extraction_enabled + _mime_types → trawl_extraction.binary_mime_types (the open_crawler schema's files). */
+function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
+  const { read, b } = cx;
+  const enabledEntry = keys.get('binary_content_extraction_enabled');
+  const typesEntry = keys.get('binary_content_extraction_mime_types');
+  const enabled = enabledEntry ? read.bool(enabledEntry.value) : false;
+  if (!enabled) {
+    if (typesEntry) cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
+    return;
+  }
+  const types = (typesEntry ? read.list(typesEntry.value) : []) ?? [];
+  for (const t of types) {
+    const s = read.str(t);
+    if (s !== undefined) b.add(['trawl_extraction', 'binary_mime_types'], s, t);
+  }
+}
+
 function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   const { r, read, b } = cx;
   const sinkEntry = keys.get('output_sink');
@@ -876,6 +942,7 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   const sink = ['trawl_sinks', type];
   const at: At = sinkEntry ? sinkEntry.value : keyAt((esEntry ?? indexEntry)!);
   b.set([...sink, 'type'], type, at);
+  b.set([...sink, 'schema'], 'open_crawler', at); // the Open Crawler's documents
 
   if (type === 'file') {
     const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
@@ -1124,6 +1191,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readSink(grouped.get('sink') ?? new Map(), cx);
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
   if (grouped.has('auth')) readAuth(grouped.get('auth')!, cx);
+  if (grouped.has('binary')) readBinary(grouped.get('binary')!, cx);
 
   // Sitemaps are read when some are named, or when robots.txt discovery is asked for.
   const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);

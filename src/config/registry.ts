@@ -21,6 +21,7 @@ import { DEFAULT_USER_AGENT } from '../core/version.ts';
 import { checkDotNetRegex } from './dotnet-regex.ts';
 import { parseElasticRule } from '../scope/elastic-rules.ts';
 import { checkLockssRuleSyntax } from '../scope/lockss-rules.ts';
+import { parseExtractionRule, parseUrlFilter } from '../extract/extraction-rules.ts';
 import { CANON_RULES, DEFAULT_CANON_RULES } from '../scope/canonicalize.ts';
 import { attrib, section, type AttribDef, type SectionDef, type Settings } from './schema.ts';
 import {
@@ -114,6 +115,24 @@ function checkElasticRule(text: string): string | undefined {
     return undefined;
   } catch (err) {
     return `"allow|disallow begins|ends|contains|regex PATTERN" (${(err as Error).message})`;
+  }
+}
+
+function checkUrlFilter(text: string): string | undefined {
+  try {
+    parseUrlFilter(text);
+    return undefined;
+  } catch (err) {
+    return `"begins|ends|contains|regex PATTERN" (${(err as Error).message})`;
+  }
+}
+
+function checkExtractionRule(text: string): string | undefined {
+  try {
+    parseExtractionRule(text);
+    return undefined;
+  } catch (err) {
+    return `a JSON object {"action", "field_name", "selector", "source", "join_as" | "value"} (${(err as Error).message})`;
   }
 }
 
@@ -494,8 +513,29 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_description_bytes', key: 'maxDescriptionBytes', honoured: 'full', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest meta description kept for a search document.', spec: X }),
     attrib({ name: 'max_indexed_links', key: 'maxIndexedLinks', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Links stored in a search document.', spec: X }),
     attrib({ name: 'max_headings', key: 'maxHeadings', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Headings stored in a search document.', spec: X }),
+    attrib({ name: 'max_elastic_tag_bytes', key: 'maxElasticTagBytes', honoured: 'full', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest content kept of a <meta class="elastic"> custom field (the Open Crawler\'s max_elastic_tag_size).', spec: X }),
+    attrib({ name: 'max_data_attribute_bytes', key: 'maxDataAttributeBytes', honoured: 'full', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest text kept of a data-elastic-name custom field (the Open Crawler\'s max_data_attribute_size).', spec: X }),
   ],
 });
+
+const EXTRACTION = section({
+  name: 'trawl_extraction', key: 'extraction', honoured: 'full', meaning: 'What the search documents are made of, besides the limits (docs/elastic-migration.md).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'content_hash_include', key: 'contentHashInclude', honoured: 'full', type: 'list-string', default: [], allowed: ['document_title', 'document_body', 'meta_keywords', 'meta_description', 'links', 'headings'], meaning: 'The fields of an HTML page whose equality makes two pages duplicates (diffcheck) and a refetched page unchanged, as the App Search crawler\'s crawler.extraction.content_hash_include; empty: the bytes (csum_cut_off). Read on the crawl\'s path only when set.', spec: X }),
+    attrib({ name: 'binary_mime_types', key: 'binaryMimeTypes', honoured: 'full', type: 'list-string', default: [], check: checkMimePattern, meaning: 'Files of these MIME types (* matches a whole field) are kept whatever allowed_types says, and indexed by sinks of the open_crawler schema as file_name, content_length, content_type and _attachment (base64); other files are not (the Open Crawler\'s binary_content_extraction_enabled and _mime_types). app_search documents carry every stored file as body_base64.', spec: X }),
+  ],
+});
+
+const EXTRACTION_RULESET = section({
+  name: '<ruleset>', key: 'ruleset', honoured: 'full', nameCheck: checkSectionName, meaning: 'One extraction ruleset (the Open Crawler\'s domains[].extraction_rulesets[]); rulesets apply in section order, a later field replacing an earlier one.', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'domain', key: 'domain', honoured: 'full', type: 'string', check: checkAbsoluteHttpUri, meaning: 'The domain URL (scheme, host, port) whose documents the ruleset applies to.', spec: X }),
+    attrib({ name: 'url_filters', key: 'urlFilters', honoured: 'full', type: 'list-string', check: checkUrlFilter, meaning: 'Filters "begins|ends|contains|regex PATTERN" on the URL\'s path and query, matched as trawl_crawl_rules are; the rules apply when any matches, or always when there is none.', spec: X }),
+    attrib({ name: 'rules', key: 'rules', honoured: 'full', type: 'list-string', check: checkExtractionRule, meaning: 'Rules, each a JSON object with the Open Crawler\'s keys: action extract|set, field_name, selector (CSS for source html, a regular expression on the URL for source url), join_as array|string (extract), value (set, given when the selector finds something).', spec: X }),
+  ],
+});
+
+const EXTRACTION_RULESETS = section({ name: 'trawl_extraction_rulesets', key: 'extractionRulesets', honoured: 'full', meaning: 'Custom fields of the search documents, one section per ruleset (the Open Crawler\'s extraction_rulesets).', spec: X, attribs: [], sections: [], dynamicSection: EXTRACTION_RULESET });
 
 const SITEMAPS = section({
   name: 'trawl_sitemaps', key: 'sitemaps', honoured: 'full', meaning: 'Sitemap discovery and bounds (use_sitemaps turns sitemaps on).', spec: X, sections: [],
@@ -531,6 +571,7 @@ const SINK = section({
   name: '<sink>', key: 'sink', honoured: 'full', nameCheck: checkSectionName, meaning: 'One output sink; its name is chosen by the user.', spec: X, sections: [],
   attribs: [
     attrib({ name: 'type', key: 'type', honoured: 'full', type: 'string', allowed: SINK_TYPES, meaning: sinkTypeMeaning(), spec: X }),
+    attrib({ name: 'schema', key: 'schema', honoured: 'full', type: 'string', allowed: ['app_search', 'open_crawler'], defaultDoc: 'app_search (open_crawler when read from Elastic YAML)', meaning: 'The search document\'s schema for the file, console and elasticsearch sinks: app_search (the App Search web crawler\'s: body_content, url_port a string, domains, trawl\'s own fields) or open_crawler (the Elastic Open Crawler\'s: body, url_port an integer, empty fields left out, files only of trawl_extraction.binary_mime_types).', spec: X }),
     attrib({ name: 'output_dir', key: 'outputDir', honoured: 'full', type: 'string', meaning: 'Directory the file sink writes <content collection>/<sha1 of URL>.json under.', spec: X }),
     attrib({ name: 'url', key: 'url', honoured: 'full', type: 'string', secret: 'url', meaning: 'Endpoint of the sink: the Elasticsearch base URL (http or https).', spec: X }),
     attrib({ name: 'index', key: 'index', honoured: 'full', type: 'string', meaning: 'Search index name; default: the content collection name, lower-cased.', spec: X }),
@@ -694,7 +735,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
+  EGRESS, TRAWL_LIMITS, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -105,6 +105,13 @@ function checkOne(c: CollectionConfig, node: string | undefined, out: Diagnostic
 
   if (s.sendLinksTo === c.name) err('TRAWL_ERR_CONFIG_RULE', 'send_links_to', 'send_links_to names this collection itself');
 
+  // trawl_extraction_rulesets: a ruleset applies to one domain, which it must name.
+  for (const [name, rs] of Object.entries(s.extractionRulesets)) {
+    if (rs.domain === undefined || rs.domain.trim() === '') {
+      err('TRAWL_ERR_CONFIG_RULE', `trawl_extraction_rulesets.${name}`, `extraction ruleset ${JSON.stringify(name)} names no domain: set domain, the domain URL its rules apply to (e.g. https://www.example.com)`);
+    }
+  }
+
   // trawl_sinks: each sink has what its type needs; a type this version does not deliver to is a warning here
   // (the file is still a valid configuration) and refused when a crawl or the daemon would use it.
   for (const p of sinkProblems(s.sinks).filter((x) => !x.onlyAtUse)) err(p.unsupported ? 'TRAWL_ERR_CONFIG_UNSUPPORTED' : 'TRAWL_ERR_CONFIG_RULE', p.param, p.message, p.severity);

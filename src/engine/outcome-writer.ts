@@ -50,7 +50,9 @@ export class OutcomeWriter {
         const rec = this.record(ctx, 'stored');
         rec.checksum = o.checksum;
         rec.contentRef = o.contentRef;
-        await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
+        // A page that was a duplicate no longer is: its original's additional_urls change.
+        const wasDuplicateOf = previous?.status === 'duplicate' ? previous.duplicateOf : undefined;
+        await this.commit(ctx, rec, ctx.links, [...this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'), ...(wasDuplicateOf ? this.feedOps(wasDuplicateOf, 'update') : [])]);
         // A never-fetched URI's document was counted as its place was settled, above.
         if (!wasFed(previous) && !ctx.newDocument) this.env.limits.noteDocuments(1);
         if (previous?.contentRef && previous.contentRef !== o.contentRef) await this.env.content.delete(previous.contentRef);
@@ -69,7 +71,10 @@ export class OutcomeWriter {
         rec.duplicateOf = o.of;
         rec.skipCode = 'cs';
         rec.contentRef = o.contentRef;
-        await this.commit(ctx, rec, ctx.links, this.unfeedOps(uri.url, previous));
+        // The original's document lists this URL in additional_urls: it is fed again (unless it already was).
+        // (A rel=canonical target may not be fetched at all: it shows the URL when it is next fed.)
+        const again = o.canonical || (previous?.status === 'duplicate' && previous.duplicateOf === o.of) ? [] : this.feedOps(o.of, 'update');
+        await this.commit(ctx, rec, ctx.links, [...this.unfeedOps(uri.url, previous), ...again]);
         if (wasFed(previous)) this.env.limits.noteDocuments(-1);
         if (o.canonical && previous?.contentRef) await this.env.content.delete(previous.contentRef);
         return;

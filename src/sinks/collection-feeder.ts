@@ -5,6 +5,7 @@ import { keyFilePath, loadKeyFile, revealSecret } from '../config/secrets.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
+import { compileRulesets } from '../extract/extraction-rules.ts';
 import type { DocumentOptions } from './document.ts';
 import { Feeder } from './feeder.ts';
 import { sinkTypes, type SinkRegistry } from './sink-registry.ts';
@@ -28,9 +29,15 @@ export interface CollectionFeederOptions {
 /** How the collection's search documents are built (pp ds_send_links, trawl_limits max_links_per_page, uri_search_mime): by the feeder and by `trawl export --document`. */
 export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 'collection' | 'crawlCollection'> {
   const t = s.trawlLimits;
+  const rulesets = compileRulesets(s.extractionRulesets);
   return {
     allLinks: s.pp.dsSendLinks, maxLinks: t.maxLinksPerPage, htmlMime: s.uriSearchMime,
-    limits: { titleBytes: t.maxTitleBytes, bodyBytes: t.maxBodyBytes, keywordsBytes: t.maxKeywordsBytes, descriptionBytes: t.maxDescriptionBytes, indexedLinks: t.maxIndexedLinks, headings: t.maxHeadings },
+    limits: {
+      titleBytes: t.maxTitleBytes, bodyBytes: t.maxBodyBytes, keywordsBytes: t.maxKeywordsBytes, descriptionBytes: t.maxDescriptionBytes, indexedLinks: t.maxIndexedLinks, headings: t.maxHeadings,
+      elasticTagBytes: t.maxElasticTagBytes, dataAttributeBytes: t.maxDataAttributeBytes,
+    },
+    ...(rulesets.length > 0 ? { rulesets } : {}),
+    binaryMime: s.extraction.binaryMimeTypes,
   };
 }
 

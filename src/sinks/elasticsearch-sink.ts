@@ -13,6 +13,7 @@
 import { request } from 'undici';
 import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
+import { sinkDocument, type DocumentSchema } from './document.ts';
 import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkSettings, type SinkType } from './sink.ts';
 
 interface BulkItem {
@@ -32,9 +33,11 @@ export class ElasticsearchSink implements Sink {
   private readonly endpoint: string;
   private readonly headers: Record<string, string>;
   private readonly index: string | undefined;
+  readonly schema: DocumentSchema;
 
   constructor(name: string, s: SinkSettings) {
     this.name = name;
+    this.schema = (s.schema as DocumentSchema | undefined) ?? 'app_search';
     // Credentials in the URL (https://user:password@host) are sent as Basic
     // authentication (the HTTP client would drop them) unless username or
     // api_key is set, and are never part of the endpoint a message quotes.
@@ -56,8 +59,12 @@ export class ElasticsearchSink implements Sink {
     if (batch.length === 0) return { rejected: [] };
     const lines: string[] = [];
     for (const b of batch) {
-      if (b.op === 'index') {
-        lines.push(JSON.stringify({ index: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } }), JSON.stringify(b.doc));
+      const json = b.op === 'index' ? sinkDocument(b.doc, this.schema) : undefined;
+      if (b.op === 'index' && json) {
+        lines.push(JSON.stringify({ index: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } }), JSON.stringify(json));
+      } else if (b.op === 'index') {
+        // not indexed in this schema: whatever the index holds under the id goes
+        lines.push(JSON.stringify({ delete: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } }));
       } else {
         lines.push(JSON.stringify({ delete: { _index: this.index ?? indexNameOf(b.collection), _id: b.id } }));
       }

@@ -48,6 +48,8 @@ export interface FeederOptions {
 }
 
 const MAX_BACKOFF_MS = 60_000;
+/** additional_urls listed in one document at most. */
+const MAX_ADDITIONAL_URLS = 100;
 
 export class Feeder {
   private readonly o: FeederOptions;
@@ -67,9 +69,13 @@ export class Feeder {
   /** The sink that sends URL Status Messages (a jms sink with status_queue), for a submitted job. */
   private readonly statusSink: Sink | undefined;
 
+  /** Whether a sink writes the open_crawler schema (then documents are built in that form too). */
+  private readonly openCrawler: boolean;
+
   constructor(o: FeederOptions) {
     this.o = o;
     this.statusSink = o.reportsFailures ? o.sinks.find((k) => k.sendStatuses !== undefined) : undefined;
+    this.openCrawler = o.sinks.some((s) => s.schema === 'open_crawler');
     const c = o.counters ?? {};
     this.counters = { PPFed: c.PPFed ?? 0, PPSucceeded: c.PPSucceeded ?? 0, PPFailed: c.PPFailed ?? 0, PPDeleted: c.PPDeleted ?? 0, PPAdded: c.PPAdded ?? 0, PPModified: c.PPModified ?? 0 };
   }
@@ -218,7 +224,8 @@ export class Feeder {
       if (!record || !record.contentRef || (record.status !== 'stored' && record.status !== 'unchanged')) return undefined;
       const stored = await this.o.content.get(record.contentRef);
       if (stored) {
-        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header) }, { ...this.o.documents, collection, crawlCollection: this.o.collection });
+        const additionalUrls = await this.o.store.duplicatesOf(this.o.collection, url, MAX_ADDITIONAL_URLS);
+        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header), additionalUrls }, { ...this.o.documents, collection, crawlCollection: this.o.collection, openCrawler: this.openCrawler });
         return { doc, source: { record, body: stored.body, header: stored.header, mime: stored.mime } };
       }
     }

@@ -9,6 +9,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trawlError } from '../core/errors.ts';
+import { sinkDocument, type DocumentSchema } from './document.ts';
 import { configRulesFor, type Sink, type SinkOp, type SinkResult, type SinkType } from './sink.ts';
 
 /** A content collection name as a directory name: path separators and dots-only names cannot escape output_dir. */
@@ -21,11 +22,13 @@ export class FileSink implements Sink {
   readonly type = 'file';
   readonly name: string;
   readonly outputDir: string;
+  readonly schema: DocumentSchema;
   private readonly made = new Set<string>();
 
-  constructor(name: string, outputDir: string) {
+  constructor(name: string, outputDir: string, schema: DocumentSchema = 'app_search') {
     this.name = name;
     this.outputDir = outputDir;
+    this.schema = schema;
   }
 
   pathOf(collection: string, id: string): string {
@@ -36,8 +39,10 @@ export class FileSink implements Sink {
     for (const b of batch) {
       const collection = b.op === 'index' ? b.doc.collection : b.collection;
       const path = this.pathOf(collection, b.op === 'index' ? b.doc.id : b.id);
+      const json = b.op === 'index' ? sinkDocument(b.doc, this.schema) : undefined;
       try {
-        if (b.op === 'delete') {
+        if (json === undefined) {
+          // a delete, or a document this schema does not index
           await rm(path, { force: true });
           continue;
         }
@@ -47,7 +52,7 @@ export class FileSink implements Sink {
           this.made.add(dir);
         }
         const tmp = `${path}.tmp`;
-        await writeFile(tmp, `${JSON.stringify(b.doc, null, 2)}\n`, { flush: true });
+        await writeFile(tmp, `${JSON.stringify(json, null, 2)}\n`, { flush: true });
         await rename(tmp, path);
       } catch (err) {
         // A full disk or a missing permission may pass: the whole batch is tried again later.
@@ -63,5 +68,5 @@ export class FileSink implements Sink {
 export const FILE_SINK: SinkType = {
   type: 'file',
   problems: configRulesFor,
-  open: (name, s) => new FileSink(name, s.outputDir!),
+  open: (name, s) => new FileSink(name, s.outputDir!, s.schema as DocumentSchema | undefined),
 };

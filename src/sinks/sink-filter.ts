@@ -67,6 +67,7 @@ export function kindOf(f: SinkFilter, url: string, source: DocumentSourceData): 
 export class FilteredSink implements Sink {
   readonly name: string;
   readonly type: string;
+  readonly schema: Sink['schema'];
   readonly inner: Sink;
   private readonly filter: SinkFilter;
 
@@ -74,6 +75,7 @@ export class FilteredSink implements Sink {
     this.inner = inner;
     this.name = inner.name;
     this.type = inner.type;
+    this.schema = inner.schema;
     this.filter = filter;
     // URL Status Messages are about URIs, not documents: the filter does not apply.
     if (inner.sendStatuses === undefined) this.sendStatuses = undefined;

@@ -15,7 +15,7 @@
 import { sinkProblems } from '../config/rules.ts';
 
 import type { UriRecord } from '../store/record-store.ts';
-import type { SearchDocument } from './document.ts';
+import type { DocumentSchema, SearchDocument } from './document.ts';
 
 /** What a document was built from: the record and the stored bytes, for sinks that keep files as fetched (the repository sink). */
 export interface DocumentSourceData {
@@ -38,6 +38,8 @@ export interface SinkResult {
 export interface Sink {
   readonly name: string;
   readonly type: string;
+  /** The schema its documents are written in (`trawl_sinks.<sink>.schema`); app_search when absent. */
+  readonly schema?: DocumentSchema;
   /**
    * Submits a batch. Resolves once the sink has it (durably, for the file
    * sink); rejects when the batch may be retried as a whole (the sink is
@@ -56,6 +58,8 @@ export interface Sink {
 /** The settings of one `trawl_sinks.<name>` section, secrets already revealed. */
 export interface SinkSettings {
   readonly type?: string | undefined;
+  /** app_search or open_crawler (document.ts DOCUMENT_SCHEMAS). */
+  readonly schema?: string | undefined;
   readonly outputDir?: string | undefined;
   readonly url?: string | undefined;
   readonly index?: string | undefined;

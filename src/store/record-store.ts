@@ -73,6 +73,12 @@ export interface RecordStore {
    */
   findByChecksum(collection: string, checksum: string, exceptUrl: string): Promise<string | undefined>;
   /**
+   * The URLs of the records that are duplicates of `url` (status
+   * `duplicate`, `duplicateOf` = url), in URL order, at most `limit`: the
+   * search document's additional_urls.
+   */
+  duplicatesOf(collection: string, url: string, limit: number): Promise<string[]>;
+  /**
    * Writes one record outside a fetch (e.g. a document deleted when its
    * channel link expired), replacing the URL's record in place (it keeps
    * its position in `listRecordPage`). A URL the frontier does not hold

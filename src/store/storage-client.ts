@@ -34,7 +34,7 @@ const CRAWL_STORE_METHODS = [
   'putCollection', 'getCollection', 'listCollections', 'updateCollection', 'getCookieJar', 'putCookieJar', 'putCycle', 'listCycles', 'deleteCollection',
   'enqueue', 'requeue', 'releaseQuarantine', 'deleteUris', 'deleteSite', 'seen', 'sitesWithWork', 'levelCounts', 'lease', 'release', 'retry',
   'recoverLeases', 'armSuspect', 'dropQueued', 'frontierEntry', 'counts',
-  'getRecord', 'findByChecksum', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',
+  'getRecord', 'findByChecksum', 'duplicatesOf', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',
   'putSitemapMeta', 'getSitemapMeta', 'noteFeedLinks',
   'getRobots', 'putRobots', 'getSiteStats', 'putSiteStats', 'putSiteStatsMany', 'listSiteStats',

@@ -137,22 +137,33 @@ describe('Elastic crawler YAML: valid files', () => {
       username: 'crawler',
       password: 's3cret-pass',
       pipeline: 'acme-web-pipeline',
+      schema: 'open_crawler',
+    });
+  });
+
+  it('full.yml: extraction_rulesets become trawl_extraction_rulesets, one section per ruleset, rules as JSON members', () => {
+    const { c } = load('full.yml');
+    const sets = c.root.sections.get('trawl_extraction_rulesets')!;
+    assert.deepEqual([...sets.sections.keys()], ['www.acme.example_443_1']);
+    const rs = Object.fromEntries(sets.sections.get('www.acme.example_443_1')!.attribs);
+    assert.deepEqual(rs, {
+      domain: 'https://www.acme.example',
+      url_filters: ['begins /products'],
+      rules: [JSON.stringify({ action: 'extract', field_name: 'price', selector: '.price', join_as: 'string', source: 'html' })],
     });
   });
 
   it('full.yml: one TRAWL_ERR_CONFIG_UNSUPPORTED warning per setting without an equivalent, in file order', () => {
     const { diagnostics, path } = load('full.yml');
     const warnings = warningsOf(diagnostics);
-    assert.equal(warnings.length, 9, JSON.stringify(warnings, null, 1));
+    assert.equal(warnings.length, 7, JSON.stringify(warnings, null, 1));
     assert.deepEqual(
       warnings.map((w) => w.param),
       [
-        'domains[0].extraction_rulesets',
         'elasticsearch.bulk_api',
         'schedule',
         'threads_per_crawl',
         'ssl_verification_mode',
-        'binary_content_extraction_enabled',
         'log_level',
         'event_logs',
         'purge_crawl_enabled',
@@ -165,7 +176,6 @@ describe('Elastic crawler YAML: valid files', () => {
       assert.match(w.message, new RegExp(`^${w.param!.replace(/[[\].]/g, '\\$&')} has no trawl equivalent and is not applied`));
     }
     assert.deepEqual(warnings.find((w) => w.param === 'schedule')!.location, { file: path, line: 95, column: 1 });
-    assert.deepEqual(warnings.find((w) => w.param === 'domains[0].extraction_rulesets')!.location, { file: path, line: 27, column: 5 });
     assert.deepEqual(warnings.find((w) => w.param === 'elasticsearch.bulk_api')!.location, { file: path, line: 62, column: 3 });
   });
 
@@ -193,7 +203,7 @@ describe('Elastic crawler YAML: valid files', () => {
   it('flat-keys.yml: dotted keys, a file sink, no robots.txt sitemaps, a default proxy port and basic auth', () => {
     const { c, diagnostics, path } = load('flat-keys.yml');
     assert.deepEqual(at(c, 'start_uris'), ['https://intranet.example.org/']); // seed_urls: [] → the domain URL
-    assert.deepEqual(Object.fromEntries(c.root.sections.get('trawl_sinks')!.sections.get('file')!.attribs), { type: 'file', output_dir: '/var/crawl/out' });
+    assert.deepEqual(Object.fromEntries(c.root.sections.get('trawl_sinks')!.sections.get('file')!.attribs), { type: 'file', schema: 'open_crawler', output_dir: '/var/crawl/out' });
     assert.equal(at(c, 'trawl_sitemaps|robots_discovery'), false);
     assert.equal(at(c, 'use_sitemaps'), true); // sitemap_urls are given
     assert.deepEqual(at(c, 'trawl_crawl_rules|https://intranet.example.org|rules'), ['disallow begins /private']);
@@ -368,6 +378,7 @@ describe('Elastic crawler YAML: mapping details', () => {
     assert.deepEqual(a.diagnostics, []);
     assert.deepEqual(Object.fromEntries(a.c!.root.sections.get('trawl_sinks')!.sections.get('elasticsearch')!.attribs), {
       type: 'elasticsearch',
+      schema: 'open_crawler',
       index: 'idx',
       url: 'http://es.local:9201',
       pipeline: 'ent-search-generic-ingestion',
@@ -386,7 +397,7 @@ describe('Elastic crawler YAML: mapping details', () => {
     const b = yaml(`${one}output_sink: console\noutput_dir: out\noutput_index: idx\n`);
     assert.deepEqual(brief(b.diagnostics), ['TRAWL_ERR_CONFIG_YAML 4:1 output_dir', 'TRAWL_ERR_CONFIG_YAML 5:1 output_index']);
     assert.ok(b.diagnostics.every((d) => d.severity === 'warning' && /not applied/.test(d.message)));
-    assert.deepEqual(Object.fromEntries(b.c!.root.sections.get('trawl_sinks')!.sections.get('console')!.attribs), { type: 'console' });
+    assert.deepEqual(Object.fromEntries(b.c!.root.sections.get('trawl_sinks')!.sections.get('console')!.attribs), { type: 'console', schema: 'open_crawler' });
     const file = yaml(`${one}output_sink: file\n`);
     assert.equal(at(file.c, 'trawl_sinks|file|output_dir'), './crawled_docs');
   });

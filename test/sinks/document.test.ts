@@ -36,7 +36,8 @@ describe('the search document', () => {
     assert.equal(doc.meta_keywords, 'alpha, beta');
     assert.deepEqual(doc.headings, ['Headline', 'Sub head']);
     assert.deepEqual(doc.links, ['http://example.test:8080/other', 'https://elsewhere.test/']);
-    assert.equal(doc.body_content, 'Headline First & second. Sub head odupm e');
+    // A space around every element, as the Elastic crawler reads a page; <noscript> is text (jsoup parses it without scripting).
+    assert.equal(doc.body_content, 'Headline First & second. Sub head o dup m e ignored');
     assert.equal(doc.body_base64, undefined);
     assert.equal(doc.content_hash, 'abc123');
     assert.equal(doc.last_crawled_at, '2026-01-02T03:04:05.000Z');
@@ -47,10 +48,11 @@ describe('the search document', () => {
     assert.equal(doc.content_length, enc(html).length);
   });
 
-  it('fills the default ports and leaves out the directories a short path lacks', () => {
+  it('fills the default ports, counts the file name as a path segment, and leaves out the ones a short path lacks', () => {
     const a = buildDocument({ record: rec('https://a.test/x'), body: enc('hi'), mime: 'text/plain' }, opts);
     assert.equal(a.url_port, '443');
-    assert.equal(a.url_path_dir1, undefined);
+    assert.equal(a.url_path_dir1, 'x');
+    assert.equal(a.url_path_dir2, undefined);
     assert.equal(a.body_content, 'hi');
     assert.equal(a.headings, undefined, 'plain text has no headings field');
     const b = buildDocument({ record: rec('http://a.test/'), body: enc('<p>x</p>'), mime: 'text/html' }, opts);
@@ -127,6 +129,10 @@ describe('the search document', () => {
   it('resolves links against <base>, and ignores an unusable one', () => {
     assert.deepEqual(htmlFields('<base href="http://b.test/dir/"><a href="x">x</a>', 'http://a.test/', 10).links, ['http://b.test/dir/x']);
     assert.deepEqual(htmlFields('<base href="http://[bad"><a href="x">x</a>', 'http://a.test/p/', 10).links, ['http://a.test/p/x']);
+    // The first <base href> is the base, as the HTML standard and the crawl's extractor say.
+    assert.deepEqual(htmlFields('<base href="http://b.test/one/"><base href="http://b.test/two/"><a href="x">x</a>', 'http://a.test/', 10).links, ['http://b.test/one/x']);
+    const doc = buildDocument({ record: rec('http://a.test/'), body: enc('<base target="_top"><base href="/one/"><base href="/two/"><a href="x">x</a>'), mime: 'text/html' }, opts);
+    assert.deepEqual(doc.links, ['http://a.test/one/x']);
   });
 
   it('parses the types uri_search_mime names as HTML', () => {

@@ -106,6 +106,22 @@ describe('the elasticsearch sink', () => {
     assert.equal(es.received.length, 1);
   });
 
+  it('writes the schema it is set to: open_crawler documents as they are, one that schema does not index as a delete', async () => {
+    es.received.length = 0;
+    es.answer = allOk;
+    const sink = new ElasticsearchSink('es', { type: 'elasticsearch', url: es.url, schema: 'open_crawler' });
+    const oc = { id: sha1('http://a.test/1'), url: 'http://a.test/1', body: 'abc', url_port: 80 };
+    await sink.submit([
+      { op: 'index', doc: { ...doc('http://a.test/1'), openCrawler: oc } },
+      { op: 'index', doc: { ...doc('http://a.test/f.png'), openCrawler: null } },
+    ]);
+    assert.deepEqual(es.received[0]!.lines, [
+      { index: { _index: 'web-news', _id: sha1('http://a.test/1') } },
+      oc,
+      { delete: { _index: 'web-news', _id: sha1('http://a.test/f.png') } },
+    ]);
+  });
+
   it('uses the configured index and pipeline, and authenticates with an API key or a user', async () => {
     es.received.length = 0;
     es.answer = allOk;

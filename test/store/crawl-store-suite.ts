@@ -195,6 +195,18 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('duplicatesOf lists the duplicates of a URL, in URL order, up to the limit', async () => {
+      const s = await target.open();
+      await s.putRecord('c', rec('http://a.test/', { checksum: 'abc' }));
+      for (const u of ['http://b.test/2', 'http://a.test/1', 'http://b.test/1']) await s.putRecord('c', rec(u, { status: 'duplicate', checksum: 'abc', duplicateOf: 'http://a.test/' }));
+      await s.putRecord('c', rec('http://a.test/was', { status: 'stored', checksum: 'def', duplicateOf: undefined }));
+      await s.putRecord('other', rec('http://a.test/o', { status: 'duplicate', checksum: 'abc', duplicateOf: 'http://a.test/' }));
+      assert.deepEqual(await s.duplicatesOf('c', 'http://a.test/', 10), ['http://a.test/1', 'http://b.test/1', 'http://b.test/2']);
+      assert.deepEqual(await s.duplicatesOf('c', 'http://a.test/', 2), ['http://a.test/1', 'http://b.test/1']);
+      assert.deepEqual(await s.duplicatesOf('c', 'http://b.test/1', 10), []);
+      await s.close();
+    });
+
     it('complete is all or nothing', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/')]);

@@ -141,7 +141,7 @@ test('a store of schema version 1 is migrated when opened: records, queue, lease
   } finally {
     await s.close();
   }
-  assert.deepEqual(indexNames(path), ['feed_outbox_order', 'frontier_leased', 'frontier_queue', 'records_checksum', 'records_site']);
+  assert.deepEqual(indexNames(path), ['feed_outbox_order', 'frontier_leased', 'frontier_queue', 'records_checksum', 'records_duplicate_of', 'records_site']);
   const db = new DatabaseSync(path);
   assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, '5');
   db.close();

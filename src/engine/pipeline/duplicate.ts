@@ -1,9 +1,25 @@
 import { hash } from 'node:crypto';
+import { contentHash } from '../../extract/elastic-content.ts';
+import { mimeMatches } from '../../fetch/mime.ts';
 import type { Claim } from '../duplicates.ts';
 import type { CycleEnv } from '../cycle-env.ts';
 import type { PageContext, PageOutcome, PageStage } from './page-context.ts';
 
 const UNCHANGED: PageOutcome = { kind: 'unchanged' };
+
+/** trawl_extraction.content_hash_include: the hash of the page's extracted fields (only when the setting names some). */
+function fieldsHash(ctx: PageContext, include: readonly string[]): string {
+  const o = ctx.response;
+  const charset = /;\s*charset="?([\w-]+)/i.exec(o.headers['content-type'] ?? '')?.[1];
+  let html: string;
+  try {
+    html = new TextDecoder(charset ?? 'utf-8').decode(o.body);
+  } catch {
+    html = new TextDecoder('utf-8').decode(o.body);
+  }
+  const t = ctx.settings.trawlLimits;
+  return contentHash(html, ctx.uri.url, include, t.maxIndexedLinks, t.maxHeadings);
+}
 
 /**
  * Duplicate: the page's checksum (of its first csum_cut_off bytes), then
@@ -23,7 +39,10 @@ export class DuplicateStage implements PageStage {
   run(ctx: PageContext): PageOutcome | Promise<PageOutcome | undefined> | undefined {
     const { settings, previous } = ctx;
     const body = ctx.response.body;
-    const checksum = hash('sha1', settings.csumCutOffBytes > 0 ? body.subarray(0, settings.csumCutOffBytes) : body, 'hex');
+    const include = settings.extraction.contentHashInclude;
+    const checksum = include.length > 0 && mimeMatches(ctx.mime!, settings.uriSearchMime)
+      ? fieldsHash(ctx, include)
+      : hash('sha1', settings.csumCutOffBytes > 0 ? body.subarray(0, settings.csumCutOffBytes) : body, 'hex');
     ctx.checksum = checksum;
     if (previous?.checksum === checksum && previous.contentRef && previous.status !== 'deleted') return UNCHANGED;
     if (!settings.diffcheck) return undefined;

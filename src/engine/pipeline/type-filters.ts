@@ -38,7 +38,8 @@ export class TypeFilterStage implements PageStage {
       const v = o.headers[name];
       if (v !== undefined && patterns.some((p) => p.test(v))) return { kind: 'skipped', code: 'hx', reason: `header ${name}: ${v} is excluded` };
     }
-    if (!mimeMatches(ctx.mime!, ctx.settings.allowedTypes)) return { kind: 'skipped', code: 'mi', reason: `MIME type ${ctx.mime} is not in allowed_types` };
+    // trawl_extraction.binary_mime_types names files to index: they are kept whatever allowed_types says.
+    if (!mimeMatches(ctx.mime!, ctx.settings.allowedTypes) && !mimeMatches(ctx.mime!, ctx.settings.extraction.binaryMimeTypes)) return { kind: 'skipped', code: 'mi', reason: `MIME type ${ctx.mime} is not in allowed_types` };
     if (o.body.length === 0) return { kind: 'skipped', code: 'em', reason: 'empty document' };
     return undefined;
   }

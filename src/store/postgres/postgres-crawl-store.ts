@@ -547,6 +547,10 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     return str((await this.run('byChecksum', [collection, checksum, exceptUrl])).rows[0]?.url);
   }
 
+  async duplicatesOf(collection: string, url: string, limit: number): Promise<string[]> {
+    return (await this.run('duplicatesOf', [collection, url, limit])).rows.map((r) => String(r.url));
+  }
+
   async putRecord(collection: string, record: UriRecord): Promise<void> {
     await this.run('putRecords', recordArrays([{ collection, record }]));
   }

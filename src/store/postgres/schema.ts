@@ -118,6 +118,7 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS records_checksum ON records (collection, checksum);
 CREATE INDEX IF NOT EXISTS records_site ON records (collection, site, status);
+CREATE INDEX IF NOT EXISTS records_duplicate_of ON records (collection, duplicate_of, url) WHERE duplicate_of IS NOT NULL;
 CREATE TABLE IF NOT EXISTS sitemap_meta (
   collection text COLLATE "C" NOT NULL,
   url text COLLATE "C" NOT NULL,

@@ -166,6 +166,7 @@ export const STATEMENTS = {
   // ------------------------------------------------------------ records
   getRecord: 'SELECT * FROM records WHERE collection = $1 AND url = $2',
   byChecksum: "SELECT url FROM records WHERE collection = $1 AND checksum = $2 AND url <> $3 AND status IN ('stored', 'unchanged') LIMIT 1",
+  duplicatesOf: "SELECT url FROM records WHERE collection = $1 AND duplicate_of = $2 AND duplicate_of IS NOT NULL AND status = 'duplicate' ORDER BY url LIMIT $3",
   /**
    * Records written, as arrays (collection, then RECORD_COLUMNS): a URL's
    * record is rewritten in place and keeps its id, its position in

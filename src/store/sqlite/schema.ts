@@ -112,6 +112,7 @@ CREATE INDEX IF NOT EXISTS frontier_leased ON frontier (collection) WHERE state 
 ${RECORDS_TABLE}
 CREATE INDEX IF NOT EXISTS records_checksum ON records (collection, checksum);
 CREATE INDEX IF NOT EXISTS records_site ON records (collection, site, status);
+CREATE INDEX IF NOT EXISTS records_duplicate_of ON records (collection, duplicate_of, url) WHERE duplicate_of IS NOT NULL;
 CREATE TABLE IF NOT EXISTS sitemap_meta (
   collection TEXT NOT NULL,
   url TEXT NOT NULL,

@@ -323,6 +323,10 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     return str((this.st.byChecksum.get(collection, checksum, exceptUrl) as Row | undefined)?.url);
   }
 
+  async duplicatesOf(collection: string, url: string, limit: number): Promise<string[]> {
+    return (this.st.duplicatesOf.all(collection, url, limit) as Row[]).map((r) => String(r.url));
+  }
+
   async putRecord(collection: string, record: UriRecord): Promise<void> {
     this.writeRecord(collection, record);
   }

@@ -100,6 +100,7 @@ export function prepareStatements(db: DatabaseSync) {
     linkRecord: p('UPDATE frontier SET record_id = ? WHERE id = ?'),
     // INDEXED BY: without statistics the planner walks the primary key (every record of the collection) instead.
     byChecksum: p("SELECT url FROM records INDEXED BY records_checksum WHERE collection = ? AND checksum = ? AND url <> ? AND status IN ('stored', 'unchanged') LIMIT 1"),
+    duplicatesOf: p("SELECT url FROM records INDEXED BY records_duplicate_of WHERE collection = ? AND duplicate_of = ? AND duplicate_of IS NOT NULL AND status = 'duplicate' ORDER BY url LIMIT ?"),
     insertRecord: p(`INSERT INTO records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // The URL is checked too: the id came from a frontier row, and a deleted record's id can be given again.
     updateRecord: p(`UPDATE records SET collection = ?, url = ?, site = ?, status = ?, http_status = ?, checksum = ?, last_crawled_ms = ?, etag = ?,
