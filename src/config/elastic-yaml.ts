@@ -59,8 +59,10 @@
  *   username/password/protocol      port 8080 when absent, as in Elastic; https
  *                                   proxies and credentials the proxy syntax
  *                                   cannot hold are reported, not applied
- *   auth[] (type basic)           passwd."<scheme://host[:port]/>" = "user:password";
- *                                 over plain http only with http_auth_allowed
+ *   domains[].auth, auth[]        subdomains.elastic_auth_<n>: include_uris.prefix
+ *   (type basic or raw)             the domain, headers + "Authorization: Basic …"
+ *                                   or the raw header; over plain http only with
+ *                                   http_auth_allowed
  *   crawl_id                      the collection's name (else the file's name)
  *
  * Not supported: every other setting the crawler defines (extraction_rulesets,
@@ -132,6 +134,7 @@ const by = (handler: Handler): Rule => ({ kind: 'handler', handler });
 const none = (hint?: string): Rule => ({ kind: 'unsupported', ...(hint !== undefined ? { hint } : {}) });
 const field: Rule = { kind: 'field' };
 
+const LOGS_HINT = 'trawl always writes its event log, JSON lines, to logs/crawl.log in the data directory (trawl serve: one file per collection), in the Elastic crawler\'s event format for a YAML collection';
 const PER_DOMAIN = 'give it per domain under domains[]; the Elastic crawler computes the top-level value from domains';
 
 /** The top level of a crawler YAML file: every key the Elastic crawler defines. */
@@ -162,6 +165,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   max_extracted_links_count: value('integer', 'trawl_limits.max_links_per_page'),
   max_indexed_links_count: value('integer', 'trawl_limits.max_indexed_links'),
   max_headings_count: value('integer', 'trawl_limits.max_headings'),
+  max_elastic_tag_size: value('integer', 'trawl_limits.max_elastic_tag_bytes'),
+  max_data_attribute_size: value('integer', 'trawl_limits.max_data_attribute_bytes'),
   // ------------------------------------------------ network safety
   loopback_allowed: value('boolean', 'trawl_egress.allow_loopback'),
   private_networks_allowed: value('boolean', 'trawl_egress.allow_private_networks'),
@@ -193,8 +198,12 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   purge_crawl_enabled: none(),
   full_html_extraction_enabled: none(),
   markdown_conversion: none(),
-  log_level: none(),
-  event_logs: none(),
+  log_level: none('trawl\'s own log level is the --log-level option (or TRAWL_LOG_LEVEL)'),
+  event_logs: none(LOGS_HINT),
+  event_logs_to_file: none(LOGS_HINT),
+  system_logs_to_file: none(LOGS_HINT),
+  log_file_directory: none(LOGS_HINT),
+  log_file_rotation_policy: none(LOGS_HINT),
   stats_dump_interval: none(),
   url_queue: none(),
   url_queue_size_limit: none(),
@@ -219,7 +228,8 @@ const DOMAIN_KEYS: Readonly<Record<string, Rule>> = {
   seed_urls: field,
   sitemap_urls: field,
   crawl_rules: field,
-  extraction_rulesets: none('trawl has no content extraction rules'),
+  auth: field,
+  extraction_rulesets: field,
   exclude_tags: none(),
 };
 
@@ -240,10 +250,12 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   api_key: field,
   pipeline: field,
   pipeline_enabled: field,
-  pipeline_params: none('trawl sends no pipeline parameters'),
-  bulk_api: none(),
-  ca_fingerprint: none(),
-  ca_file: none(),
+  pipeline_params: field,
+  bulk_api: field,
+  ssl_verify: field,
+  ca_path: field,
+  ca_file: field,
+  ca_fingerprint: none('trust the CA with ca_file or ca_path'),
   compression: none(),
   request_timeout: none(),
   retry_on_failure: none(),
@@ -258,6 +270,9 @@ const SINK_TYPES = ['console', 'file', 'elasticsearch'] as const satisfies reado
 const ELASTIC_DEFAULT_OUTPUT_DIR = './crawled_docs';
 const ELASTIC_DEFAULT_PIPELINE = 'ent-search-generic-ingestion';
 const ELASTIC_DEFAULT_PROXY_PORT = 8080;
+/** The Open Crawler's pipeline parameters, each true unless elasticsearch.pipeline_params sets it. */
+const ELASTIC_DEFAULT_PIPELINE_PARAMS = ['_reduce_whitespace', '_run_ml_inference', '_extract_binary_content'] as const;
+const BULK_API_KEYS: Readonly<Record<string, Rule>> = { max_items: field, max_size_bytes: field };
 /** Values never echoed in a message. */
 const SECRET_KEYS = new Set(['password', 'api_key', 'http_proxy_password', 'header']);
 
@@ -376,9 +391,19 @@ function convert(node: unknown, path: string, fallback: Pos, cx: Conv, depth: nu
 }
 
 /**
- * The crawler nests dotted top-level keys (`elasticsearch.host: x` is
- * `elasticsearch: {host: x}`) before reading them; so does trawl. A key
- * given both ways is merged; the same leaf twice is an error.
+ * The crawler nests dotted keys (`elasticsearch.host: x` is
+ * `elasticsearch: {host: x}`) in every mapping that is the value of a key,
+ * at every level (`pipeline_params._reduce_whitespace: true` inside
+ * `elasticsearch:`), but not in the mappings of a list; so does trawl.
+ */
+function nestDottedKeysDeep(m: YMap, r: Reporter): YMap {
+  const nested = nestDottedKeys(m, r);
+  return { ...nested, entries: nested.entries.map((e) => (e.value.kind === 'map' ? { ...e, value: nestDottedKeysDeep(e.value, r) } : e)) };
+}
+
+/**
+ * Nests the dotted keys of one mapping. A key given both ways is merged;
+ * the same leaf twice is an error.
  */
 function nestDottedKeys(root: YMap, r: Reporter): YMap {
   const out: YEntry[] = [];
@@ -431,7 +456,7 @@ function nestDottedKeys(root: YMap, r: Reporter): YMap {
       r.error(keyAt(e), `the key ${JSON.stringify(e.key)} has an empty part between dots`);
       continue;
     }
-    insert(out, parts, e, '');
+    insert(out, parts, e, root.path);
   }
   return { ...root, entries: out };
 }
@@ -680,6 +705,15 @@ interface Ctx {
   readonly read: Read;
   readonly b: Builder;
   readonly root: YMap;
+  /** Each domain's auth (domains[].auth), applied by readAuth once http_auth_allowed is known. */
+  readonly domainAuth: { readonly entry: YEntry; readonly domain: URL }[];
+}
+
+/** A YAML node as plain data (mappings as objects, lists as arrays). */
+function toPlain(n: YNode): unknown {
+  if (n.kind === 'scalar') return n.value instanceof Date ? n.value.toISOString() : n.value;
+  if (n.kind === 'seq') return n.items.map(toPlain);
+  return Object.fromEntries(n.entries.map((e) => [e.key, toPlain(e.value)]));
 }
 
 /** The entries of a mapping, with unknown and unsupported keys reported; returns the supported ones by name. */
@@ -789,6 +823,15 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
       const member = readCrawlRule(rule, cx);
       if (member !== undefined) b.add(['trawl_crawl_rules', origin, 'rules'], member, rule, true);
     }
+
+    const authEntry = keys.get('auth');
+    if (authEntry && !(authEntry.value.kind === 'scalar' && authEntry.value.value === null)) cx.domainAuth.push({ entry: authEntry, domain: u });
+
+    // Extraction rulesets are kept as written, one JSON object each, for the search document.
+    const rulesetsEntry = keys.get('extraction_rulesets');
+    for (const rs of (rulesetsEntry ? read.list(rulesetsEntry.value) : []) ?? []) {
+      if (read.map(rs)) b.add(['trawl_extraction_rulesets', origin, 'rulesets'], JSON.stringify(toPlain(rs)), rs, true);
+    }
   }
   for (const s of seeds) {
     if (!origins.has(s.url.origin)) {
@@ -830,8 +873,8 @@ function readCrawlRule(n: YNode, cx: Ctx): string | undefined {
     ok = false;
   }
   if (type === 'begins' && pattern !== undefined && !pattern.startsWith('/')) {
-    r.error(keys.get('pattern')!.value, `a begins pattern matches the path from its start, which is "/": write ${JSON.stringify(`/${pattern}`)}`);
-    ok = false;
+    // Accepted as Elastic accepts it: the path always begins with "/", so the rule never matches.
+    r.warn(keys.get('pattern')!.value, `a begins pattern matches the path from its start, which is "/": ${JSON.stringify(pattern)} never matches (as in the Elastic crawler); write ${JSON.stringify(`/${pattern}`)} to match`);
   }
   if (!ok || policy === undefined || type === undefined || pattern === undefined) return undefined;
   const member = `${POLICIES[policy]} ${type} ${pattern}`;
@@ -921,6 +964,42 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
     const pipeline = pipelineEntry ? read.str(pipelineEntry.value) : ELASTIC_DEFAULT_PIPELINE;
     if (pipeline !== undefined) b.set([...sink, 'pipeline'], pipeline, pipelineEntry ? pipelineEntry.value : at);
   }
+  // Pipeline parameters: the crawler's three, each true unless given, merged into every document sent through a pipeline.
+  const paramsEntry = esKeys.get('pipeline_params');
+  const params = paramsEntry ? read.map(paramsEntry.value) : undefined;
+  if (enabled === false) {
+    unused(paramsEntry, 'elasticsearch.pipeline_enabled is false');
+  } else if (enabled === true && (!paramsEntry || params)) {
+    const merged = new Map<string, unknown>(ELASTIC_DEFAULT_PIPELINE_PARAMS.map((n) => [n, true]));
+    for (const e of params?.entries ?? []) {
+      if (e.value.kind !== 'scalar' || e.value.value === null || e.value.value instanceof Date || typeof e.value.value === 'object') {
+        r.error(e.value, `expected true, false, a number or text for ${e.path}, got ${kindName(e.value)}`);
+        continue;
+      }
+      merged.set(e.key, e.value.value);
+    }
+    b.set([...sink, 'pipeline_params'], [...merged].map(([n, v]) => `${n}=${String(v)}`), paramsEntry ? paramsEntry.value : at);
+  }
+  const sslEntry = esKeys.get('ssl_verify');
+  const ssl = sslEntry ? read.bool(sslEntry.value) : undefined;
+  if (ssl !== undefined) b.set([...sink, 'ssl_verify'], ssl, sslEntry!.value);
+  const caEntries = (['ca_file', 'ca_path'] as const).map((n) => esKeys.get(n)).filter((e): e is YEntry => e !== undefined);
+  if (caEntries.length > 0) {
+    const [first, ...rest] = caEntries;
+    const ca = read.str(first!.value);
+    if (ca !== undefined) b.set([...sink, 'ca_path'], ca, first!.value);
+    for (const e of rest) unused(e, `${first!.path} is given; trawl trusts one CA file or directory per sink`);
+  }
+  const bulkEntry = esKeys.get('bulk_api');
+  const bulk = bulkEntry && !(bulkEntry.value.kind === 'scalar' && bulkEntry.value.value === null) ? read.map(bulkEntry.value) : undefined;
+  if (bulk) {
+    const bulkKeys = sortEntries(bulk, BULK_API_KEYS, 'elasticsearch.bulk_api', r);
+    for (const [name, to] of [['max_items', 'bulk_max_items'], ['max_size_bytes', 'bulk_max_bytes']] as const) {
+      const e = bulkKeys.get(name);
+      const n = e ? read.int(e.value) : undefined;
+      if (e && n !== undefined) b.set([...sink, to], n, e.value);
+    }
+  }
 }
 
 /** elasticsearch.host (with or without a scheme and port) and elasticsearch.port as one URL. */
@@ -1002,52 +1081,104 @@ function readProxy(keys: Map<string, YEntry>, cx: Ctx): void {
   b.set(['proxy'], [`http://${credentials}${host}:${port}`], hostEntry.value);
 }
 
-function readAuth(keys: Map<string, YEntry>, cx: Ctx): void {
-  const { r, read, b } = cx;
-  const allowedEntry = keys.get('http_auth_allowed');
+/**
+ * Authentication: each domain's `auth` (the Open Crawler reads only these,
+ * for the domain's own URL) and the top-level `auth` list (App Search, each
+ * entry naming its domain). As in the Elastic crawler, the Authorization
+ * header goes with every request to the domain (type basic: "Basic
+ * base64(user:password)"; type raw: the header as written), through a
+ * sub-collection of the domain's URLs whose headers carry it.
+ */
+function readAuth(keys: Map<string, YEntry> | undefined, cx: Ctx): void {
+  const { read } = cx;
+  const allowedEntry = keys?.get('http_auth_allowed');
   const httpAllowed = allowedEntry ? read.bool(allowedEntry.value) === true : false;
-  const authEntry = keys.get('auth');
-  if (!authEntry) return;
+  let made = 0;
+  const one = (item: YNode, domain: URL | undefined): void => {
+    if (applyAuth(item, domain, httpAllowed, made + 1, cx)) made++;
+  };
+  for (const { entry, domain } of cx.domainAuth) {
+    const n = entry.value;
+    // The Open Crawler's domain auth is one mapping; a list of them is read too.
+    for (const item of (n.kind === 'map' ? [n] : read.list(n)) ?? []) one(item, domain);
+  }
+  const authEntry = keys?.get('auth');
+  if (!authEntry || (authEntry.value.kind === 'scalar' && authEntry.value.value === null)) return;
   const n = authEntry.value;
-  const items = n.kind === 'map' ? [n] : read.list(n);
-  for (const item of items ?? []) {
-    const m = read.map(item);
-    if (!m) continue;
-    const k = sortEntries(m, AUTH_KEYS, 'an auth entry', r);
-    const str = (name: string): string | undefined => {
-      const e = k.get(name);
-      if (!e) {
-        r.error(item, `an auth entry needs ${name}`);
-        return undefined;
-      }
-      return read.str(e.value);
-    };
-    const type = str('type');
-    if (type === undefined) continue;
-    if (type === 'raw') {
-      r.warn(item, `${item.path} (type raw) has no trawl equivalent and is not applied (trawl has no per-site Authorization header)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
-      continue;
+  for (const item of (n.kind === 'map' ? [n] : read.list(n)) ?? []) one(item, undefined);
+}
+
+/** One auth entry; true when it became a sub-collection (numbered `authNo`) whose headers carry it. */
+function applyAuth(item: YNode, ownDomain: URL | undefined, httpAllowed: boolean, authNo: number, cx: Ctx): boolean {
+  const { r, read, b } = cx;
+  const m = read.map(item);
+  if (!m) return false;
+  const k = sortEntries(m, AUTH_KEYS, 'an auth entry', r);
+  const str = (name: string): string | undefined => {
+    const e = k.get(name);
+    if (!e) {
+      r.error(item, `an auth entry of this type needs ${name}`);
+      return undefined;
     }
-    if (type !== 'basic') {
-      r.error(k.get('type')!.value, `unknown auth type ${JSON.stringify(type)}; expected basic or raw`);
-      continue;
+    return read.str(e.value);
+  };
+  const typeEntry = k.get('type');
+  if (!typeEntry) {
+    r.error(item, 'an auth entry needs type: basic (username, password) or raw (header)');
+    return false;
+  }
+  const type = read.str(typeEntry.value);
+  if (type === undefined) return false;
+  if (type !== 'basic' && type !== 'raw') {
+    r.error(typeEntry.value, `unknown auth type ${JSON.stringify(type)}; expected basic or raw`);
+    return false;
+  }
+  // The Elastic crawler checks each entry against one schema per type, with no other keys.
+  const foreign = type === 'basic' ? ['header'] : ['username', 'password'];
+  for (const name of foreign) {
+    const e = k.get(name);
+    if (e) r.error(keyAt(e), `an auth entry of type ${type} has no ${name} (basic takes username and password, raw takes header); the Elastic crawler refuses it too`);
+  }
+  if (foreign.some((name) => k.has(name))) return false;
+  let domain = ownDomain;
+  const domainEntry = k.get('domain');
+  if (ownDomain && domainEntry) {
+    r.warn(keyAt(domainEntry), `${domainEntry.path} is not applied: a domain's auth is for that domain's URL (${ownDomain.origin}), as in the Elastic crawler`);
+  } else if (!ownDomain) {
+    if (!domainEntry) {
+      r.error(item, 'an auth entry needs domain');
+      return false;
     }
-    const domainEntry = k.get('domain');
-    if (!domainEntry) r.error(item, 'an auth entry needs domain');
-    const domain = domainEntry ? read.url(domainEntry.value) : undefined;
+    domain = read.url(domainEntry.value);
+  }
+  if (!domain) return false;
+  const at: At = domainEntry && !ownDomain ? domainEntry.value : item;
+  if (domain.protocol === 'http:' && !httpAllowed) {
+    r.warn(item, `${item.path} is not applied: the Elastic crawler sends credentials over plain http only with http_auth_allowed: true`);
+    return false;
+  }
+  let value: string;
+  let from: At;
+  if (type === 'raw') {
+    const header = str('header');
+    if (header === undefined) return false;
+    value = header;
+    from = k.get('header')!.value;
+  } else {
     const user = str('username');
     const pass = str('password');
-    if (!domainEntry || !domain || user === undefined || pass === undefined) continue;
-    if (domain.protocol === 'http:' && !httpAllowed) {
-      r.warn(item, `${item.path} is not applied: the Elastic crawler sends credentials over plain http only with http_auth_allowed: true`);
-      continue;
-    }
-    if (user.includes(':') || pass.includes(':')) {
-      r.warn(item, `${item.path}: a user name or password with ":" cannot be written in passwd as plain text; it is not applied (write it encrypted with trawl config encrypt)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
-      continue;
-    }
-    b.set(['passwd', `${domain.origin}/`], `${user}:${pass}`, domainEntry!.value);
+    if (user === undefined || pass === undefined) return false;
+    // Sent with every request to the domain, as the Elastic crawler does (no challenge first).
+    value = `Basic ${Buffer.from(`${user}:${pass}`, 'utf8').toString('base64')}`;
+    from = k.get('username')!.value;
   }
+  // A sub-collection's headers replace the collection's for its URIs: the collection's (User-Agent) are carried over.
+  const own = b.get(['headers']);
+  const headers = [...(Array.isArray(own) ? own.filter((h) => !/^authorization\s*:/i.test(h)) : []), `Authorization: ${value}`];
+  const sub = ['subdomains', `elastic_auth_${authNo}`];
+  if (!b.add([...sub, 'include_uris', 'prefix'], `${domain.origin}/`, at)) return false;
+  b.set([...sub, 'headers'], headers, from);
+  return true;
 }
 
 // =================================================================== reader
@@ -1100,10 +1231,10 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
     r.error(tree, `the file must be a mapping of settings (domains:, max_crawl_depth:, …), not ${kindName(tree)}`);
     return none;
   }
-  const root = nestDottedKeys(tree, r);
+  const root = nestDottedKeysDeep(tree, r);
   const read = new Read(r);
   const b = new Builder(r);
-  const cx: Ctx = { r, read, b, root };
+  const cx: Ctx = { r, read, b, root, domainAuth: [] };
 
   const grouped = new Map<Handler, Map<string, YEntry>>();
   for (const e of root.entries) {
@@ -1121,7 +1252,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readDomains(grouped.get('domains')?.get('domains'), cx);
   readSink(grouped.get('sink') ?? new Map(), cx);
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
-  if (grouped.has('auth')) readAuth(grouped.get('auth')!, cx);
+  readAuth(grouped.get('auth'), cx);
 
   // Sitemaps are read when some are named, or when robots.txt discovery is asked for.
   const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);

@@ -116,6 +116,27 @@ function checkElasticRule(text: string): string | undefined {
   }
 }
 
+/** One Open Crawler extraction ruleset as JSON: an object with the lists url_filters and rules, and nothing else. */
+function checkExtractionRuleset(text: string): string | undefined {
+  const want = 'a JSON object {"url_filters": [...], "rules": [...]}';
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return want;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return want;
+  for (const [k, x] of Object.entries(v)) {
+    if (k !== 'url_filters' && k !== 'rules') return `${want} (${JSON.stringify(k)} is not a ruleset key)`;
+    if (!Array.isArray(x) || x.some((m) => m === null || typeof m !== 'object' || Array.isArray(m))) return `${want} (${k} must be a list of objects)`;
+  }
+  return undefined;
+}
+
+function checkPipelineParam(text: string): string | undefined {
+  return /^[A-Za-z0-9_@.-]+=/.test(text) ? undefined : '"name=value", the name of letters, digits, _ . - or @';
+}
+
 function checkLockssRule(text: string): string | undefined {
   return checkLockssRuleSyntax(text);
 }
@@ -493,6 +514,8 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_description_bytes', key: 'maxDescriptionBytes', honoured: 'full', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest meta description kept for a search document.', spec: X }),
     attrib({ name: 'max_indexed_links', key: 'maxIndexedLinks', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Links stored in a search document.', spec: X }),
     attrib({ name: 'max_headings', key: 'maxHeadings', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Headings stored in a search document.', spec: X }),
+    attrib({ name: 'max_elastic_tag_bytes', key: 'maxElasticTagBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest value kept from a <meta class="elastic"> tag (Elastic max_elastic_tag_size).', spec: X }),
+    attrib({ name: 'max_data_attribute_bytes', key: 'maxDataAttributeBytes', honoured: 'not', type: 'integer', default: 512, min: 0, unit: 'bytes', meaning: 'Longest value kept from a data-elastic-name element (Elastic max_data_attribute_size).', spec: X }),
   ],
 });
 
@@ -516,6 +539,15 @@ const ELASTIC_DOMAIN = section({
 
 const ELASTIC_RULES = section({ name: 'trawl_crawl_rules', key: 'crawlRules', honoured: 'full', meaning: 'Elastic crawler crawl rules, one section per domain.', spec: X, attribs: [], sections: [], dynamicSection: ELASTIC_DOMAIN });
 
+const ELASTIC_EXTRACTION_DOMAIN = section({
+  name: '<domain>', key: 'domain', honoured: 'not', nameCheck: checkAbsoluteHttpUri, meaning: 'The extraction rulesets of one Elastic crawler domain, named by its URL (scheme, host, port).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'rulesets', key: 'rulesets', honoured: 'not', type: 'list-string', check: checkExtractionRuleset, meaning: 'Ordered Open Crawler extraction_rulesets, one JSON object each: {"url_filters":[{"type","pattern"}],"rules":[{"action","field_name","selector","join_as","value","source"}]}.', spec: X }),
+  ],
+});
+
+const ELASTIC_EXTRACTION = section({ name: 'trawl_extraction_rulesets', key: 'extractionRulesets', honoured: 'not', meaning: 'Elastic Open Crawler extraction rulesets, one section per domain.', spec: X, attribs: [], sections: [], dynamicSection: ELASTIC_EXTRACTION_DOMAIN });
+
 const LOCKSS = section({
   name: 'trawl_lockss', key: 'lockss', honoured: 'full', meaning: 'LOCKSS au_crawlrules: numbered rules over printf-style regex templates.', spec: X,
   attribs: [
@@ -537,6 +569,11 @@ const SINK = section({
     attrib({ name: 'username', key: 'username', honoured: 'full', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
     attrib({ name: 'password', key: 'password', honoured: 'full', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
     attrib({ name: 'api_key', key: 'apiKey', honoured: 'full', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'pipeline_params', key: 'pipelineParams', honoured: 'not', type: 'list-string', check: checkPipelineParam, meaning: 'The elasticsearch sink: fields "name=value" (true, false, a number or text) added to every document for its ingest pipeline, as the Open Crawler\'s pipeline_params (_reduce_whitespace, _run_ml_inference, _extract_binary_content).', spec: X }),
+    attrib({ name: 'ssl_verify', key: 'sslVerify', honoured: 'not', type: 'boolean', default: true, meaning: 'The elasticsearch sink: verify the endpoint\'s TLS certificate.', spec: X }),
+    attrib({ name: 'ca_path', key: 'caPath', honoured: 'not', type: 'string', meaning: 'The elasticsearch sink: a CA certificate file (PEM) or a directory of them, trusted for the endpoint.', spec: X }),
+    attrib({ name: 'bulk_max_items', key: 'bulkMaxItems', honoured: 'not', type: 'integer', min: 1, meaning: 'The elasticsearch sink: documents sent in one _bulk request at most (Open Crawler bulk_api.max_items).', spec: X }),
+    attrib({ name: 'bulk_max_bytes', key: 'bulkMaxBytes', honoured: 'not', type: 'integer', min: 1, unit: 'bytes', meaning: 'The elasticsearch sink: size of one _bulk request body at most (Open Crawler bulk_api.max_size_bytes).', spec: X }),
     attrib({ name: 'repository_root', key: 'repositoryRoot', honoured: 'full', type: 'string', meaning: 'The repository and jms sinks: the directory files and their CrawlData sidecars are written under, host then path as Heritrix\'s mirror writer lays them out (docs/citeseerx.md).', spec: CSX }),
     attrib({ name: 'repository_id', key: 'repositoryId', honoured: 'full', type: 'string', meaning: 'The jms sink: the crawler\'s repository ID, sent as REPID (csx-heritrix.xml repositoryID).', spec: CSX }),
     attrib({ name: 'broker_url', key: 'brokerUrl', honoured: 'full', type: 'string', secret: 'url', meaning: 'The jms sink: the ActiveMQ broker, stomp://host:port (default port 61613); an OpenWire tcp://host:port is sent over STOMP to host:61613, with a warning.', spec: CSX }),
@@ -658,7 +695,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC_EXTRACTION, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */
