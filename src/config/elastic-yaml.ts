@@ -100,7 +100,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -189,8 +189,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
   ssl_ca_certificates: none(),
   ssl_verification_mode: none(),
-  binary_content_extraction_enabled: none('documents are kept by allowed_types'),
-  binary_content_extraction_mime_types: none('documents are kept by allowed_types'),
+  binary_content_extraction_enabled: by('binary'),
+  binary_content_extraction_mime_types: by('binary'),
   content_extraction_enabled: none('documents are kept by allowed_types'),
   content_extraction_mime_types: none('documents are kept by allowed_types'),
   default_encoding: none(),
@@ -1002,6 +1002,69 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   }
 }
 
+/**
+ * Elastic's defaults where they differ from MS-FSCCFG's, for what the YAML
+ * does not set (docs/elastic-migration.md, "Defaults"): written into the
+ * collection, so that `config convert` keeps them.
+ */
+function elasticDefaults(cx: Ctx, top: At): void {
+  const { b } = cx;
+  const unset = (path: string): boolean => b.get(path.split('.')) === undefined;
+  const def = (path: string, v: ParamValue): void => {
+    if (unset(path)) b.set(path.split('.'), v, top);
+  };
+  // No extension filter: Elastic decides by the response's content type.
+  def('exclude_exts', []);
+  // Content types: HTML pages only (sitemaps are read as sitemaps), and the binary types named when their extraction is enabled.
+  const binaryTypes = b.get(['trawl_elastic', 'binary_content_types']);
+  def('allowed_types', ['text/html', ...(Array.isArray(binaryTypes) ? binaryTypes : [])]);
+  // The event log in the Elastic crawler's event names and ECS fields.
+  def('trawl_elastic.events', true);
+  // robots.txt Sitemap: lines are read unless sitemap_discovery_disabled; sitemap_urls are always read.
+  def('trawl_sitemaps.robots_discovery', true);
+  const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);
+  if ((Array.isArray(sitemapUrls) && sitemapUrls.length > 0) || b.get(['trawl_sitemaps', 'robots_discovery']) === true) {
+    b.set(['use_sitemaps'], true, b.origins.get('trawl_sitemaps.urls') ?? b.origins.get('trawl_sitemaps.robots_discovery') ?? top);
+  }
+  // robots.txt is read again when a crawl starts (each refresh cycle), not kept for a day.
+  def('robots_ttl', 0);
+  // The crawl-level and request-level limits of config.rb's DEFAULTS.
+  def('crawlmode.mode', `DEPTH:${ELASTIC_DEFAULT_DEPTH - 1}`);
+  def('trawl_limits.max_unique_urls', 100_000);
+  def('trawl_limits.max_crawl_duration', 86_400);
+  if (unset('cut_off')) {
+    def('cut_off', 10 * 1024 * 1024);
+    def('truncate', false);
+  }
+  def('fetch_timeout', 60);
+}
+
+/** binary_content_extraction_enabled and _mime_types: trawl_elastic.binary_content_types, kept by allowed_types. */
+function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
+  const enabledEntry = keys.get('binary_content_extraction_enabled');
+  const typesEntry = keys.get('binary_content_extraction_mime_types');
+  const enabled = enabledEntry ? cx.read.bool(enabledEntry.value) : false;
+  if (!typesEntry) return;
+  const types: string[] = [];
+  for (const n of cx.read.list(typesEntry.value) ?? []) {
+    const t = cx.read.str(n);
+    if (t === undefined) continue;
+    if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i.test(t)) {
+      cx.r.error(n, `expected a MIME type such as application/pdf, got ${describe(t)}`);
+      continue;
+    }
+    types.push(t.toLowerCase());
+  }
+  if (enabled !== true) {
+    cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
+    return;
+  }
+  cx.b.set(['trawl_elastic', 'binary_content_types'], types, typesEntry.value);
+}
+
+/** config.rb's DEFAULTS max_crawl_depth (seed URLs have depth 1). */
+const ELASTIC_DEFAULT_DEPTH = 10;
+
 /** elasticsearch.host (with or without a scheme and port) and elasticsearch.port as one URL. */
 function esUrl(hostEntry: YEntry, portEntry: YEntry | undefined, cx: Ctx): string | undefined {
   const { r, read } = cx;
@@ -1254,12 +1317,8 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
   readAuth(grouped.get('auth'), cx);
 
-  // Sitemaps are read when some are named, or when robots.txt discovery is asked for.
-  const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);
-  const discovery = b.get(['trawl_sitemaps', 'robots_discovery']);
-  if ((Array.isArray(sitemapUrls) && sitemapUrls.length > 0) || discovery === true) {
-    b.set(['use_sitemaps'], true, b.origins.get('trawl_sitemaps.urls') ?? b.origins.get('trawl_sitemaps.robots_discovery')!);
-  }
+  readBinary(grouped.get('binary') ?? new Map(), cx);
+  elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a
   // site's request rate); MS-FSCCFG's default is a minute. The converted

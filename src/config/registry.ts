@@ -548,6 +548,14 @@ const ELASTIC_EXTRACTION_DOMAIN = section({
 
 const ELASTIC_EXTRACTION = section({ name: 'trawl_extraction_rulesets', key: 'extractionRulesets', honoured: 'not', meaning: 'Elastic Open Crawler extraction rulesets, one section per domain.', spec: X, attribs: [], sections: [], dynamicSection: ELASTIC_EXTRACTION_DOMAIN });
 
+const ELASTIC = section({
+  name: 'trawl_elastic', key: 'elastic', honoured: 'full', meaning: 'What an Elastic crawler user expects of a crawl (an Elastic Open Crawler YAML file sets these).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'events', key: 'events', honoured: 'not', type: 'boolean', default: false, meaning: 'The JSON event log uses the Elastic crawler\'s event names and ECS fields (crawl-start, url-discover, url-fetch, …; docs/elastic-migration.md) instead of trawl\'s.', spec: X }),
+    attrib({ name: 'binary_content_types', key: 'binaryContentTypes', honoured: 'not', type: 'list-string', check: checkMimePattern, meaning: 'MIME types of documents indexed with the Open Crawler\'s binary content fields (_attachment, file_name): binary_content_extraction_mime_types when binary_content_extraction_enabled.', spec: X }),
+  ],
+});
+
 const LOCKSS = section({
   name: 'trawl_lockss', key: 'lockss', honoured: 'full', meaning: 'LOCKSS au_crawlrules: numbered rules over printf-style regex templates.', spec: X,
   attribs: [
@@ -695,7 +703,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC_EXTRACTION, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
+  EGRESS, TRAWL_LIMITS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC_EXTRACTION, ELASTIC, LOCKSS, SINKS, ENCRYPTION, TRAWL_HTTP,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -146,14 +146,13 @@ describe('Elastic crawler YAML: valid files', () => {
   it('full.yml: one TRAWL_ERR_CONFIG_UNSUPPORTED warning per setting without an equivalent, in file order', () => {
     const { diagnostics, path } = load('full.yml');
     const warnings = warningsOf(diagnostics);
-    assert.equal(warnings.length, 7, JSON.stringify(warnings, null, 1));
+    assert.equal(warnings.length, 6, JSON.stringify(warnings, null, 1));
     assert.deepEqual(
       warnings.map((w) => w.param),
       [
         'schedule',
         'threads_per_crawl',
         'ssl_verification_mode',
-        'binary_content_extraction_enabled',
         'log_level',
         'event_logs',
         'purge_crawl_enabled',
@@ -174,13 +173,30 @@ describe('Elastic crawler YAML: valid files', () => {
     assert.deepEqual(locationOf(c, 'trawl_limits.max_body_bytes'), { file: path, line: 77, column: 16 });
   });
 
-  it('minimal.yml: one domain, nothing else set', () => {
+  it('minimal.yml: one domain, and Elastic\'s defaults where they differ from MS-FSCCFG\'s', () => {
     const { c, diagnostics } = load('minimal.yml');
     assert.deepEqual(diagnostics, []);
     assert.equal(c.name, 'minimal'); // from the file name
-    assert.deepEqual(Object.fromEntries(c.root.attribs), { allowed_schemes: ['https'], delay: 1, start_uris: ['https://www.example.com/'] });
-    // The Elastic crawlers have no per-site delay: the converted collection says 1 s, not MS-FSCCFG's minute.
-    assert.deepEqual([...c.root.sections.keys()].sort(), ['include_domains', 'include_uris']);
+    assert.deepEqual(Object.fromEntries(c.root.attribs), {
+      allowed_schemes: ['https'],
+      // The Elastic crawlers have no per-site delay: the converted collection says 1 s, not MS-FSCCFG's minute.
+      delay: 1,
+      start_uris: ['https://www.example.com/'],
+      // config.rb's DEFAULTS and the crawler's behaviour (docs/elastic-migration.md, Defaults).
+      exclude_exts: [],
+      allowed_types: ['text/html'],
+      use_sitemaps: true,
+      robots_ttl: 0,
+      cut_off: 10485760,
+      truncate: false,
+      fetch_timeout: 60,
+    });
+    assert.equal(at(c, 'crawlmode|mode'), 'DEPTH:9');
+    assert.equal(at(c, 'trawl_sitemaps|robots_discovery'), true);
+    assert.equal(at(c, 'trawl_limits|max_unique_urls'), 100000);
+    assert.equal(at(c, 'trawl_limits|max_crawl_duration'), 86400);
+    assert.equal(at(c, 'trawl_elastic|events'), true);
+    assert.deepEqual([...c.root.sections.keys()].sort(), ['crawlmode', 'include_domains', 'include_uris', 'trawl_elastic', 'trawl_limits', 'trawl_sitemaps']);
     assert.deepEqual(at(c, 'include_domains|exact'), ['www.example.com']);
     assert.deepEqual(at(c, 'include_uris|prefix'), ['https://www.example.com/']);
     assert.equal(c.nodes.size, 0);
