@@ -551,7 +551,7 @@ const ELASTIC_EXTRACTION = section({ name: 'trawl_extraction_rulesets', key: 'ex
 const ELASTIC = section({
   name: 'trawl_elastic', key: 'elastic', honoured: 'full', meaning: 'What an Elastic crawler user expects of a crawl (an Elastic Open Crawler YAML file sets these).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'events', key: 'events', honoured: 'not', type: 'boolean', default: false, meaning: 'The JSON event log uses the Elastic crawler\'s event names and ECS fields (crawl-start, url-discover, url-fetch, …; docs/elastic-migration.md) instead of trawl\'s.', spec: X }),
+    attrib({ name: 'events', key: 'events', honoured: 'full', type: 'boolean', default: false, meaning: 'The JSON event log uses the Elastic crawler\'s event names and ECS fields (crawl-start, url-discover, url-fetch, …; docs/elastic-migration.md) instead of trawl\'s.', spec: X }),
     attrib({ name: 'binary_content_types', key: 'binaryContentTypes', honoured: 'not', type: 'list-string', check: checkMimePattern, meaning: 'MIME types of documents indexed with the Open Crawler\'s binary content fields (_attachment, file_name): binary_content_extraction_mime_types when binary_content_extraction_enabled.', spec: X }),
   ],
 });

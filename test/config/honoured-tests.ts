@@ -11,6 +11,8 @@
  */
 export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'info': ['test/config/honoured.test.ts'],
+  'trawl_elastic': ['test/elastic/event-log.test.ts'],
+  'trawl_elastic.events': ['test/elastic/event-log.test.ts'],
   'fetch_timeout': ['test/engine/crawl.test.ts', 'test/engine/hostile.test.ts'],
   'allowed_types': ['test/engine/pipeline/pipeline.test.ts', 'test/fetch/mime.test.ts'],
   'allowed_schemes': ['test/cli/urltest.test.ts', 'test/extract/html.test.ts', 'test/cli/crawl-ftp.test.ts'],

@@ -68,7 +68,11 @@ export class ClassifyStage implements PageStage {
     st.download(o.durationMs / 1000, o.body.length);
     if (o.headers['last-modified']) st.add('HasLastMod');
     if (o.headers.etag) st.add('HasETag');
-    env.events.emit({ type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms` });
+    env.events.emit({
+      type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms`,
+      // The Elastic event log's url-fetch: body bytes, duration and a redirect's target.
+      ...(env.events.elastic ? { bytes: o.body.length, durationMs: o.durationMs, ...(REDIRECT_STATUSES.has(o.status) ? { location: redirectTarget(uri.url, o.headers.location) } : {}) } : {}),
+    });
 
     if (REDIRECT_STATUSES.has(o.status)) return this.redirect(ctx, o);
     if (o.status === 304) return UNCHANGED;
@@ -104,5 +108,16 @@ export class ClassifyStage implements PageStage {
     const next = this.env.screening.admit(uri, target, true, ctx.site.site);
     if (next) ctx.links.push(next);
     return { kind: 'redirect', to: target, code: undefined, reason: '' };
+  }
+}
+
+/** A redirect's Location resolved against the URL it answered (the Elastic event log's crawler.url.redirect.location). */
+function redirectTarget(url: string, location: string | string[] | undefined): string | undefined {
+  const l = Array.isArray(location) ? location[0] : location;
+  if (l === undefined) return undefined;
+  try {
+    return new URL(l, url).href;
+  } catch {
+    return undefined;
   }
 }
