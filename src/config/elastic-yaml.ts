@@ -921,6 +921,7 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   if (type === 'file') {
     const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
     if (dir !== undefined) b.set([...sink, 'output_dir'], dir, dirEntry ? dirEntry.value : at);
+    b.set([...sink, 'file_naming'], 'url', dirEntry ? dirEntry.value : at);
   } else {
     unused(dirEntry, `output_sink is ${type}, and output_dir is used only with file`);
   }

@@ -65,6 +65,13 @@ export interface SinkSettings {
   readonly jobId?: string | undefined;
   readonly hubLinkIndicator?: string | undefined;
   readonly acceptPattern?: string | undefined;
+  readonly fileNaming?: string | undefined;
+  /** The elasticsearch sink: "name=value" fields merged into each document sent through the pipeline. */
+  readonly pipelineParams?: readonly string[] | undefined;
+  readonly sslVerify?: boolean | undefined;
+  readonly caPath?: string | undefined;
+  readonly bulkMaxItems?: number | undefined;
+  readonly bulkMaxBytes?: number | undefined;
 }
 
 /** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */

@@ -205,7 +205,7 @@ describe('Elastic crawler YAML: valid files', () => {
   it('flat-keys.yml: dotted keys, a file sink, no robots.txt sitemaps, a default proxy port and basic auth', () => {
     const { c, diagnostics, path } = load('flat-keys.yml');
     assert.deepEqual(at(c, 'start_uris'), ['https://intranet.example.org/']); // seed_urls: [] → the domain URL
-    assert.deepEqual(Object.fromEntries(c.root.sections.get('trawl_sinks')!.sections.get('file')!.attribs), { type: 'file', output_dir: '/var/crawl/out' });
+    assert.deepEqual(Object.fromEntries(c.root.sections.get('trawl_sinks')!.sections.get('file')!.attribs), { type: 'file', output_dir: '/var/crawl/out', file_naming: 'url' });
     assert.equal(at(c, 'trawl_sitemaps|robots_discovery'), false);
     assert.equal(at(c, 'use_sitemaps'), true); // sitemap_urls are given
     assert.deepEqual(at(c, 'trawl_crawl_rules|https://intranet.example.org|rules'), ['disallow begins /private']);
