@@ -65,22 +65,36 @@
  *                                   http_auth_allowed
  *   crawl_id                      the collection's name (else the file's name)
  *
- * Not supported: every other setting the crawler defines (extraction_rulesets,
- * exclude_tags, schedule, binary_content_extraction_*, threads_per_crawl,
- * ssl_*, log_level, event_logs, purge_crawl_enabled, head_requests_enabled,
- * full_html_extraction_enabled, socket_timeout, default_encoding,
- * elasticsearch.bulk_api, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED warning, one
- * per key, saying it is not applied. A key the crawler does not define is a
- * TRAWL_ERR_CONFIG_YAML error with a "did you mean". ERB templates
- * (`<%= ENV['X'] %>`) are not evaluated: such a value is read as written, with
- * a warning.
+ *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
+ *   max_data_attribute_size         max_data_attribute_bytes
+ *   domains[].extraction_rulesets trawl_extraction_rulesets.<domain URL>.rulesets,
+ *                                 one JSON object per ruleset, as written
+ *   binary_content_extraction_*   trawl_elastic.binary_content_types, and allowed_types
+ *   elasticsearch.pipeline_params trawl_sinks.elasticsearch.pipeline_params
+ *                                 ("name=value"; Elastic's three default to true)
+ *   elasticsearch.bulk_api.*      bulk_max_items, bulk_max_bytes
+ *   elasticsearch.ssl_verify,     ssl_verify, ca_path
+ *   ca_file / ca_path
  *
- * Only what the YAML sets is mapped: an absent key leaves trawl's default,
- * and some of those differ from Elastic's (max_crawl_depth 10 vs FULL,
- * max_unique_url_count 100000 and max_duration 24 h vs no limit,
- * max_response_size 10 MB vs no cut_off, request_timeout 60 s vs
- * fetch_timeout 300 s, robots.txt sitemaps on vs use_sitemaps no, an
- * elasticsearch sink vs none). Write them in the YAML to keep Elastic's.
+ * Dotted keys are nested in every mapping, at every level (not inside
+ * lists), as the crawler's loader does.
+ *
+ * Not applied: every other setting the crawler defines (exclude_tags,
+ * schedule, threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
+ * the logging keys, purge_crawl_enabled, head_requests_enabled,
+ * full_html_extraction_enabled, socket_timeout, default_encoding, the
+ * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
+ * warning, one per key, saying it is not applied. A key the crawler does not
+ * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
+ * crawl rule without a leading "/" is a warning (it never matches, as in
+ * Elastic). ERB templates (`<%= ENV['X'] %>`) are not evaluated: such a value
+ * is read as written, with a warning.
+ *
+ * Elastic's defaults, where they differ from MS-FSCCFG's, are written into
+ * the collection for what the YAML does not set (elasticDefaults; the table
+ * is in docs/elastic-migration.md): no exclude_exts, text/html only, robots.txt
+ * sitemap discovery, robots.txt read again each crawl, depth 10, 100000 URLs,
+ * 24 h, 10 MB responses dropped, 60 s request timeout, the Elastic event log.
  */
 
 import { basename, extname } from 'node:path';
