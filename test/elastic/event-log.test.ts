@@ -95,6 +95,19 @@ describe('the Elastic event log', () => {
     assert.deepEqual(site.host('127.0.134.22').requests, []);
   });
 
+  it('the YAML converted to MS-FSCCFG XML crawls the same: the same events, URLs, outcomes and reasons', async () => {
+    const yml = join(dir, 'events.yml');
+    const xml = join(dir, 'events.xml');
+    const c = await runTrawl(['config', 'convert', yml, '--to', 'xml', '-o', xml]);
+    assert.equal(c.code, 0, c.err);
+    const data = join(dir, 'xml-converted-data');
+    const r = await runTrawl(['crawl', '--data', data, xml], { timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.err);
+    const shape = (ev: Ev[]) => ev.filter((e) => e['event.action'] !== 'crawl-status')
+      .map((e) => [e['event.action'], e['url.full'] ?? '', e['event.type'], e['event.outcome'] ?? '', e['crawler.url.deny_reason'] ?? '', e['crawler.crawl.id']].join(' ')).sort();
+    assert.deepEqual(shape(elasticEvents(data)), shape(elasticEvents(join(dir, 'yaml-data'))));
+  });
+
   it('an MS-FSCCFG collection writes trawl\'s events, and the Elastic ones when trawl_elastic.events is set', async () => {
     const xml = (events: boolean) => `<?xml version="1.0"?><CrawlerConfig><DomainSpecification name="xml${events}">
 <attrib name="start_uris" type="list-string"><member>${origin}/a.html</member></attrib>
