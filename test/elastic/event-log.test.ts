@@ -47,6 +47,9 @@ describe('the Elastic event log', () => {
     ]);
     origin = site.hosts[0]!.origin;
     other = site.hosts[1]!.origin;
+    site.setRoute('127.0.134.21', '/robots.txt', { kind: 'robots', body: `User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap.xml\n` });
+    site.setRoute('127.0.134.21', '/sitemap.xml', { kind: 'text', contentType: 'application/xml', body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${origin}/listed.html</loc></url></urlset>` });
+    site.setRoute('127.0.134.21', '/listed.html', page('listed in the sitemap'));
     site.setRoute('127.0.134.21', '/', page('home', [a('/a.html'), a('/nf.html', 'nofollow'), a('/private/p.html'), a('/old'), a('/meta-nofollow.html'), a(`${other}/x.html`)]));
   });
   after(async () => {
@@ -90,6 +93,10 @@ describe('the Elastic event log', () => {
     assert.equal(typeof fetchA[0]!['http.response.body.bytes'], 'number');
     assert.equal(one('url-extracted', `${origin}/a.html`, { 'event.outcome': 'success' }).length, 1);
     assert.equal(one('url-extracted', `${origin}/new.html`, { 'event.outcome': 'success' }).length, 1);
+    // A redirect's target and a sitemap's URLs are seeded with their source.
+    assert.equal(one('url-seed', `${origin}/new.html`, { 'crawler.url.source_type': 'redirect', 'crawler.url.source_url.full': `${origin}/old` }).length, 1);
+    assert.equal(one('url-seed', `${origin}/listed.html`, { 'crawler.url.source_type': 'sitemap', 'crawler.url.source_url.full': `${origin}/sitemap.xml` }).length, 1);
+    assert.equal(one('url-extracted', `${origin}/listed.html`, { 'event.outcome': 'success' }).length, 1);
     // What the site was asked for agrees with the log.
     assert.ok(!site.fetchedPaths('127.0.134.21').includes('/nf.html'));
     assert.deepEqual(site.host('127.0.134.22').requests, []);

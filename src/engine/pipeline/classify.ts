@@ -16,6 +16,7 @@
  * may start as soon as the pipeline first waits (PageFetcher).
  */
 
+import { urlSeed } from '../elastic-events.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type { ErrorKey, ResponseOutcome } from '../../fetch/http-fetcher.ts';
 import { bump } from '../cycle-stats.ts';
@@ -106,7 +107,11 @@ export class ClassifyStage implements PageStage {
     const max = this.env.rt.settings.maxRedirects;
     if (uri.redirects + 1 > max) return { kind: 'redirect', to: target, code: 'nr', reason: `more than max_redirects (${max}) redirects` };
     const next = this.env.screening.admit(uri, target, true, ctx.site.site);
-    if (next) ctx.links.push(next);
+    if (next) {
+      const elastic = this.env.events.elastic;
+      if (elastic) this.env.events.emitElastic(urlSeed(elastic, next.url, uri.url, next.depth + 1, 'redirect'));
+      ctx.links.push(next);
+    }
     return { kind: 'redirect', to: target, code: undefined, reason: '' };
   }
 }
