@@ -220,6 +220,11 @@ export class CollectionCrawl {
     this.events.emit({ type: 'disk', message: `disk full: ${consequence} (${(err as Error).message})` });
   }
 
+  /** The Elastic event log's crawl id of the current cycle; undefined when that log is off. */
+  get elasticCrawlId(): string | undefined {
+    return this.events.elastic?.id;
+  }
+
   private setEpoch(epoch: number): void {
     this.env.epoch = epoch;
     this.stats.epoch = epoch;

@@ -119,6 +119,13 @@ export function urlExtracted(crawl: ElasticCrawl, url: string, outcome: 'success
   });
 }
 
+export function urlOutput(crawl: ElasticCrawl, url: string, sink: string, ok: boolean, message: string, startMs: number, endMs: number): Ecs {
+  return base(crawl, 'event', {
+    ...urlFields(url), 'event.type': 'info', 'event.action': 'url-output', 'event.module': sink, 'event.outcome': ok ? 'success' : 'failure',
+    'event.start': new Date(startMs).toISOString(), 'event.end': new Date(endMs).toISOString(), 'event.duration': Math.round((endMs - startMs) * 1e6), message,
+  });
+}
+
 /** An event every collection reports, in the Elastic crawler's terms; undefined for those it has no event for. */
 export function toElastic(crawl: ElasticCrawl, e: CrawlEvent): Ecs | undefined {
   switch (e.type) {

@@ -6,7 +6,7 @@ import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
 import type { DocumentOptions } from './document.ts';
-import { Feeder } from './feeder.ts';
+import { Feeder, type FeederOptions } from './feeder.ts';
 import { sinkTypes, type SinkRegistry } from './sink-registry.ts';
 
 export interface CollectionFeederOptions {
@@ -22,6 +22,7 @@ export interface CollectionFeederOptions {
   readonly warn: (fields: Record<string, unknown>, message: string) => void;
   /** The sink types to open from (default: the process's, `sinkTypes`). */
   readonly sinkTypes?: SinkRegistry;
+  readonly onDelivered?: FeederOptions['onDelivered'];
 }
 
 /** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
@@ -49,6 +50,7 @@ export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined
     ...(o.counters ? { counters: o.counters } : {}),
     onError: (message) => o.warn({ collection: o.name }, `feeding: ${message}`),
     onRejected: (url, sink, reason) => o.warn({ collection: o.name, url, sink }, `feeding: refused: ${reason}`),
+    ...(o.onDelivered ? { onDelivered: o.onDelivered } : {}),
   });
   feeder.start();
   return feeder;
