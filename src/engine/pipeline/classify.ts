@@ -16,6 +16,7 @@
  * may start as soon as the pipeline first waits (PageFetcher).
  */
 
+import type { CrawlEvent } from '../crawl-types.ts';
 import { urlSeed } from '../elastic-events.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type { ErrorKey, ResponseOutcome } from '../../fetch/http-fetcher.ts';
@@ -69,11 +70,9 @@ export class ClassifyStage implements PageStage {
     st.download(o.durationMs / 1000, o.body.length);
     if (o.headers['last-modified']) st.add('HasLastMod');
     if (o.headers.etag) st.add('HasETag');
-    env.events.emit({
-      type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms`,
-      // The Elastic event log's url-fetch: body bytes, duration and a redirect's target.
-      ...(env.events.elastic ? { bytes: o.body.length, durationMs: o.durationMs, ...(REDIRECT_STATUSES.has(o.status) ? { location: redirectTarget(uri.url, o.headers.location) } : {}) } : {}),
-    });
+    const fetched: CrawlEvent = { type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms` };
+    // The Elastic event log's url-fetch also has the body bytes, the duration and a redirect's target.
+    env.events.emit(env.events.elastic ? { ...fetched, bytes: o.body.length, durationMs: o.durationMs, ...(REDIRECT_STATUSES.has(o.status) ? { location: redirectTarget(uri.url, o.headers.location) } : {}) } : fetched);
 
     if (REDIRECT_STATUSES.has(o.status)) return this.redirect(ctx, o);
     if (o.status === 304) return UNCHANGED;
