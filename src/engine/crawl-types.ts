@@ -31,6 +31,8 @@ export interface CrawlEvent {
    */
   readonly from?: string;
   readonly location?: string;
+  /** A redirect's place in its chain: 1 for the first redirect from a page queued as a link or seed. */
+  readonly redirectCount?: number;
   readonly bytes?: number;
   readonly durationMs?: number;
   readonly ecs?: Readonly<Record<string, unknown>>;

@@ -136,7 +136,7 @@ export function toElastic(crawl: ElasticCrawl, e: CrawlEvent): Ecs | undefined {
         ...urlFields(e.url), 'event.type': 'access', 'event.action': 'url-fetch', 'event.outcome': ok ? 'success' : e.status >= 300 && e.status < 600 ? 'failure' : 'unknown',
         'http.request.method': 'get', 'http.response.status_code': String(e.status), 'http.response.body.bytes': ok ? e.bytes : undefined,
         'event.duration': e.durationMs !== undefined ? Math.round(e.durationMs * 1e6) : undefined,
-        'crawler.url.redirect.location': e.location, message: ok || e.location !== undefined ? undefined : e.message,
+        'crawler.url.redirect.location': e.location, 'crawler.url.redirect.count': e.redirectCount, message: ok || e.location !== undefined ? undefined : e.message,
       });
     }
     case 'skip': {

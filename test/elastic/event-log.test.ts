@@ -88,7 +88,7 @@ describe('the Elastic event log', () => {
     assert.equal(denied(`${origin}/x.html`, 'nofollow', `${origin}/meta-nofollow.html`), 1);
     assert.equal(denied(`${origin}/y.html`, 'nofollow', `${origin}/meta-nofollow.html`), 1);
     // Fetches: a redirect names its target.
-    assert.equal(one('url-fetch', `${origin}/old`, { 'http.response.status_code': '301', 'event.outcome': 'failure', 'crawler.url.redirect.location': `${origin}/new.html` }).length, 1);
+    assert.equal(one('url-fetch', `${origin}/old`, { 'http.response.status_code': '301', 'event.outcome': 'failure', 'crawler.url.redirect.location': `${origin}/new.html`, 'crawler.url.redirect.count': 1 }).length, 1);
     const fetchA = one('url-fetch', `${origin}/a.html`, { 'http.response.status_code': '200', 'event.outcome': 'success' });
     assert.equal(fetchA.length, 1);
     assert.equal(typeof fetchA[0]!['http.response.body.bytes'], 'number');

@@ -72,7 +72,7 @@ export class ClassifyStage implements PageStage {
     if (o.headers.etag) st.add('HasETag');
     const fetched: CrawlEvent = { type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms` };
     // The Elastic event log's url-fetch also has the body bytes, the duration and a redirect's target.
-    env.events.emit(env.events.elastic ? { ...fetched, bytes: o.body.length, durationMs: o.durationMs, ...(REDIRECT_STATUSES.has(o.status) ? { location: redirectTarget(uri.url, o.headers.location) } : {}) } : fetched);
+    env.events.emit(env.events.elastic ? { ...fetched, bytes: o.body.length, durationMs: o.durationMs, ...(REDIRECT_STATUSES.has(o.status) ? { location: redirectTarget(uri.url, o.headers.location), redirectCount: uri.redirects + 1 } : {}) } : fetched);
 
     if (REDIRECT_STATUSES.has(o.status)) return this.redirect(ctx, o);
     if (o.status === 304) return UNCHANGED;
