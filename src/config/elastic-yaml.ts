@@ -986,13 +986,21 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
     unused(paramsEntry, 'elasticsearch.pipeline_enabled is false');
   } else if (enabled === true && (!paramsEntry || params)) {
     const merged = new Map<string, unknown>(ELASTIC_DEFAULT_PIPELINE_PARAMS.map((n) => [n, true]));
-    for (const e of params?.entries ?? []) {
-      if (e.value.kind !== 'scalar' || e.value.value === null || e.value.value instanceof Date || typeof e.value.value === 'object') {
-        r.error(e.value, `expected true, false, a number or text for ${e.path}, got ${kindName(e.value)}`);
-        continue;
+    // A nested mapping (a dotted key, nested) is an object field of the document: written with its dotted name, as Elasticsearch reads it.
+    const add = (entries: readonly YEntry[], prefix: string): void => {
+      for (const e of entries) {
+        if (e.value.kind === 'map') {
+          add(e.value.entries, `${prefix}${e.key}.`);
+          continue;
+        }
+        if (e.value.kind !== 'scalar' || e.value.value === null || e.value.value instanceof Date || typeof e.value.value === 'object') {
+          r.error(e.value, `expected true, false, a number or text for ${e.path}, got ${kindName(e.value)}`);
+          continue;
+        }
+        merged.set(`${prefix}${e.key}`, e.value.value);
       }
-      merged.set(e.key, e.value.value);
-    }
+    };
+    add(params?.entries ?? [], '');
     b.set([...sink, 'pipeline_params'], [...merged].map(([n, v]) => `${n}=${String(v)}`), paramsEntry ? paramsEntry.value : at);
   }
   const sslEntry = esKeys.get('ssl_verify');

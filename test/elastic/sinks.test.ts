@@ -65,7 +65,7 @@ describe('Elastic YAML output sinks', () => {
     const es = new StandIn();
     await es.start('127.0.134.32');
     try {
-      const r = await crawl('es', `output_sink: elasticsearch\noutput_index: web\nelasticsearch:\n  host: ${es.url}\n  api_key: a2V5\n  pipeline: my-pipe\n  pipeline_params:\n    _run_ml_inference: false\n    my_flag: 3\n  bulk_api:\n    max_items: 1\n    max_size_bytes: 1_000_000\n`);
+      const r = await crawl('es', `output_sink: elasticsearch\noutput_index: web\nelasticsearch:\n  host: ${es.url}\n  api_key: a2V5\n  pipeline: my-pipe\n  pipeline_params:\n    _run_ml_inference: false\n    my_flag: 3\n    custom.flag: on\n  bulk_api:\n    max_items: 1\n    max_size_bytes: 1_000_000\n`);
       assert.equal(r.code, 0, r.err);
       const docs = es.received.flatMap((q) => q.lines.filter((_, i) => i % 2 === 1)) as Array<Record<string, unknown>>;
       assert.equal(docs.length, 3);
@@ -82,6 +82,7 @@ describe('Elastic YAML output sinks', () => {
         assert.equal(d._run_ml_inference, false);
         assert.equal(d._extract_binary_content, true);
         assert.equal(d.my_flag, 3);
+        assert.equal(d['custom.flag'], true); // a dotted key: a field of an object, as Elasticsearch reads the name
       }
     } finally {
       await es.stop();
