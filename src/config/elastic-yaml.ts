@@ -270,6 +270,7 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   ca_path: field,
   ca_file: field,
   ca_fingerprint: none('trust the CA with ca_file or ca_path'),
+  verify_hostname: none('trawl checks the host name whenever it checks the certificate (ssl_verify)'),
   compression: none(),
   request_timeout: none(),
   retry_on_failure: none(),
