@@ -82,7 +82,10 @@ export function maskingLogOptions(): Pick<LoggerOptions, 'hooks'> {
  */
 /** One crawl event as a line of an event log (the one format `trawl crawl` and `trawl serve` write, and crawl-log.ts reads). */
 export function logEvent(events: Logger, e: Parameters<EventLog['write']>[0]): void {
-  events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
+  // trawl_elastic.events: the Elastic crawler's record (event.action, ECS fields) instead of trawl's;
+  // `event` and `url` stay, for trawl's own readers of the log (CollectionGetLog, crawl-log.ts).
+  if (e.ecs !== undefined) events[e.type === 'disk' ? 'warn' : 'info']({ ...e.ecs, event: e.type, url: e.url });
+  else events[e.type === 'disk' ? 'warn' : 'info']({ event: e.type, url: e.url, status: e.status, code: e.code }, e.message);
 }
 
 export function openEventLog(path: string, collection: string): EventLog {

@@ -61,8 +61,10 @@
  *   username/password/protocol      port 8080 when absent, as in Elastic; https
  *                                   proxies and credentials the proxy syntax
  *                                   cannot hold are reported, not applied
- *   auth[] (type basic)           passwd."<scheme://host[:port]/>" = "user:password";
- *                                 over plain http only with http_auth_allowed
+ *   domains[].auth, auth[]        subdomains.elastic_auth_<n>: include_uris.prefix
+ *   (type basic or raw)             the domain, headers + "Authorization: Basic …"
+ *                                   or the raw header; over plain http only with
+ *                                   http_auth_allowed
  *   crawl_id                      the collection's name (else the file's name)
  *   domains[].extraction_rulesets trawl_extraction_rulesets.<host>_<port>_<n>: domain,
  *                                 url_filters "type pattern", rules as JSON members
@@ -70,23 +72,31 @@
  *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
  *   max_data_attribute_size         max_data_attribute_bytes
  *   (every sink)                  schema open_crawler: the Open Crawler's documents
+ *   elasticsearch.pipeline_params trawl_sinks.elasticsearch.pipeline_params
+ *                                 ("name=value"; Elastic's three default to true)
+ *   elasticsearch.bulk_api.*      bulk_max_items, bulk_max_bytes
+ *   elasticsearch.ssl_verify,     ssl_verify, ca_path
+ *   ca_file / ca_path
  *
- * Not supported: every other setting the crawler defines (exclude_tags,
- * schedule, threads_per_crawl,
- * ssl_*, log_level, event_logs, purge_crawl_enabled, head_requests_enabled,
- * full_html_extraction_enabled, socket_timeout, default_encoding,
- * elasticsearch.bulk_api, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED warning, one
- * per key, saying it is not applied. A key the crawler does not define is a
- * TRAWL_ERR_CONFIG_YAML error with a "did you mean". ERB templates
- * (`<%= ENV['X'] %>`) are not evaluated: such a value is read as written, with
- * a warning.
+ * Dotted keys are nested in every mapping, at every level (not inside
+ * lists), as the crawler's loader does.
  *
- * Only what the YAML sets is mapped: an absent key leaves trawl's default,
- * and some of those differ from Elastic's (max_crawl_depth 10 vs FULL,
- * max_unique_url_count 100000 and max_duration 24 h vs no limit,
- * max_response_size 10 MB vs no cut_off, request_timeout 60 s vs
- * fetch_timeout 300 s, robots.txt sitemaps on vs use_sitemaps no, an
- * elasticsearch sink vs none). Write them in the YAML to keep Elastic's.
+ * Not applied: every other setting the crawler defines (exclude_tags,
+ * schedule, threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
+ * the logging keys, purge_crawl_enabled, head_requests_enabled,
+ * full_html_extraction_enabled, socket_timeout, default_encoding, the
+ * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
+ * warning, one per key, saying it is not applied. A key the crawler does not
+ * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
+ * crawl rule without a leading "/" is a warning (it never matches, as in
+ * Elastic). ERB templates (`<%= ENV['X'] %>`) are not evaluated: such a value
+ * is read as written, with a warning.
+ *
+ * Elastic's defaults, where they differ from MS-FSCCFG's, are written into
+ * the collection for what the YAML does not set (elasticDefaults; the table
+ * is in docs/elastic-migration.md): no exclude_exts, text/html only, robots.txt
+ * sitemap discovery, robots.txt read again each crawl, depth 10, 100000 URLs,
+ * 24 h, 10 MB responses dropped, 60 s request timeout, the Elastic event log.
  */
 
 import { basename, extname } from 'node:path';
@@ -140,6 +150,7 @@ const by = (handler: Handler): Rule => ({ kind: 'handler', handler });
 const none = (hint?: string): Rule => ({ kind: 'unsupported', ...(hint !== undefined ? { hint } : {}) });
 const field: Rule = { kind: 'field' };
 
+const LOGS_HINT = 'trawl always writes its event log, JSON lines, to logs/crawl.log in the data directory (trawl serve: one file per collection), in the Elastic crawler\'s event format for a YAML collection';
 const PER_DOMAIN = 'give it per domain under domains[]; the Elastic crawler computes the top-level value from domains';
 
 /** The top level of a crawler YAML file: every key the Elastic crawler defines. */
@@ -203,8 +214,12 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   purge_crawl_enabled: none(),
   full_html_extraction_enabled: none(),
   markdown_conversion: none(),
-  log_level: none(),
-  event_logs: none(),
+  log_level: none('trawl\'s own log level is the --log-level option (or TRAWL_LOG_LEVEL)'),
+  event_logs: none(LOGS_HINT),
+  event_logs_to_file: none(LOGS_HINT),
+  system_logs_to_file: none(LOGS_HINT),
+  log_file_directory: none(LOGS_HINT),
+  log_file_rotation_policy: none(LOGS_HINT),
   stats_dump_interval: none(),
   url_queue: none(),
   url_queue_size_limit: none(),
@@ -229,6 +244,7 @@ const DOMAIN_KEYS: Readonly<Record<string, Rule>> = {
   seed_urls: field,
   sitemap_urls: field,
   crawl_rules: field,
+  auth: field,
   extraction_rulesets: field,
   exclude_tags: none(),
 };
@@ -253,10 +269,13 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   api_key: field,
   pipeline: field,
   pipeline_enabled: field,
-  pipeline_params: none('trawl sends no pipeline parameters'),
-  bulk_api: none(),
-  ca_fingerprint: none(),
-  ca_file: none(),
+  pipeline_params: field,
+  bulk_api: field,
+  ssl_verify: field,
+  ca_path: field,
+  ca_file: field,
+  ca_fingerprint: none('trust the CA with ca_file or ca_path'),
+  verify_hostname: none('trawl checks the host name whenever it checks the certificate (ssl_verify)'),
   compression: none(),
   request_timeout: none(),
   retry_on_failure: none(),
@@ -271,6 +290,9 @@ const SINK_TYPES = ['console', 'file', 'elasticsearch'] as const satisfies reado
 const ELASTIC_DEFAULT_OUTPUT_DIR = './crawled_docs';
 const ELASTIC_DEFAULT_PIPELINE = 'ent-search-generic-ingestion';
 const ELASTIC_DEFAULT_PROXY_PORT = 8080;
+/** The Open Crawler's pipeline parameters, each true unless elasticsearch.pipeline_params sets it. */
+const ELASTIC_DEFAULT_PIPELINE_PARAMS = ['_reduce_whitespace', '_run_ml_inference', '_extract_binary_content'] as const;
+const BULK_API_KEYS: Readonly<Record<string, Rule>> = { max_items: field, max_size_bytes: field };
 /** Values never echoed in a message. */
 const SECRET_KEYS = new Set(['password', 'api_key', 'http_proxy_password', 'header']);
 
@@ -389,9 +411,19 @@ function convert(node: unknown, path: string, fallback: Pos, cx: Conv, depth: nu
 }
 
 /**
- * The crawler nests dotted top-level keys (`elasticsearch.host: x` is
- * `elasticsearch: {host: x}`) before reading them; so does trawl. A key
- * given both ways is merged; the same leaf twice is an error.
+ * The crawler nests dotted keys (`elasticsearch.host: x` is
+ * `elasticsearch: {host: x}`) in every mapping that is the value of a key,
+ * at every level (`pipeline_params._reduce_whitespace: true` inside
+ * `elasticsearch:`), but not in the mappings of a list; so does trawl.
+ */
+function nestDottedKeysDeep(m: YMap, r: Reporter): YMap {
+  const nested = nestDottedKeys(m, r);
+  return { ...nested, entries: nested.entries.map((e) => (e.value.kind === 'map' ? { ...e, value: nestDottedKeysDeep(e.value, r) } : e)) };
+}
+
+/**
+ * Nests the dotted keys of one mapping. A key given both ways is merged;
+ * the same leaf twice is an error.
  */
 function nestDottedKeys(root: YMap, r: Reporter): YMap {
   const out: YEntry[] = [];
@@ -444,7 +476,7 @@ function nestDottedKeys(root: YMap, r: Reporter): YMap {
       r.error(keyAt(e), `the key ${JSON.stringify(e.key)} has an empty part between dots`);
       continue;
     }
-    insert(out, parts, e, '');
+    insert(out, parts, e, root.path);
   }
   return { ...root, entries: out };
 }
@@ -693,6 +725,15 @@ interface Ctx {
   readonly read: Read;
   readonly b: Builder;
   readonly root: YMap;
+  /** Each domain's auth (domains[].auth), applied by readAuth once http_auth_allowed is known. */
+  readonly domainAuth: { readonly entry: YEntry; readonly domain: URL }[];
+}
+
+/** A YAML node as plain data (mappings as objects, lists as arrays). */
+function toPlain(n: YNode): unknown {
+  if (n.kind === 'scalar') return n.value instanceof Date ? n.value.toISOString() : n.value;
+  if (n.kind === 'seq') return n.items.map(toPlain);
+  return Object.fromEntries(n.entries.map((e) => [e.key, toPlain(e.value)]));
 }
 
 /** The entries of a mapping, with unknown and unsupported keys reported; returns the supported ones by name. */
@@ -803,6 +844,9 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
       if (member !== undefined) b.add(['trawl_crawl_rules', origin, 'rules'], member, rule, true);
     }
 
+    const authEntry = keys.get('auth');
+    if (authEntry && !(authEntry.value.kind === 'scalar' && authEntry.value.value === null)) cx.domainAuth.push({ entry: authEntry, domain: u });
+
     // Extraction rulesets: trawl_extraction_rulesets.<host>_<port>_<n>, rules as JSON members.
     const rulesetsEntry = keys.get('extraction_rulesets');
     ((rulesetsEntry ? read.list(rulesetsEntry.value) : []) ?? []).forEach((rs, i) => {
@@ -823,7 +867,7 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
           }
         } else if (e.key === 'rules') {
           for (const rule of read.list(e.value) ?? []) {
-            const member = JSON.stringify(plainYaml(rule));
+            const member = JSON.stringify(toPlain(rule));
             // An XPath selector is valid for the Open Crawler but not applied here: a warning, not an error.
             if (/XPath/.test(RULESET_RULE_DEF?.check?.(member) ?? '')) r.warn(rule, "this rule is not applied: its selector is XPath, which trawl does not support (write it as a CSS selector)");
             else b.add(['trawl_extraction_rulesets', name, 'rules'], member, rule, true);
@@ -874,8 +918,8 @@ function readCrawlRule(n: YNode, cx: Ctx): string | undefined {
     ok = false;
   }
   if (type === 'begins' && pattern !== undefined && !pattern.startsWith('/')) {
-    r.error(keys.get('pattern')!.value, `a begins pattern matches the path from its start, which is "/": write ${JSON.stringify(`/${pattern}`)}`);
-    ok = false;
+    // Accepted as Elastic accepts it: the path always begins with "/", so the rule never matches.
+    r.warn(keys.get('pattern')!.value, `a begins pattern matches the path from its start, which is "/": ${JSON.stringify(pattern)} never matches (as in the Elastic crawler); write ${JSON.stringify(`/${pattern}`)} to match`);
   }
   if (!ok || policy === undefined || type === undefined || pattern === undefined) return undefined;
   const member = `${POLICIES[policy]} ${type} ${pattern}`;
@@ -885,30 +929,6 @@ function readCrawlRule(n: YNode, cx: Ctx): string | undefined {
     return undefined;
   }
   return member;
-}
-
-/** A YAML node as plain data (for a member written as JSON). */
-function plainYaml(n: YNode): unknown {
-  if (n.kind === 'scalar') return n.value;
-  if (n.kind === 'seq') return n.items.map(plainYaml);
-  return Object.fromEntries(n.entries.map((e) => [e.key, plainYaml(e.value)]));
-}
-
-/** binary_content_extraction_enabled + _mime_types → trawl_extraction.binary_mime_types (the open_crawler schema's files). */
-function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
-  const { read, b } = cx;
-  const enabledEntry = keys.get('binary_content_extraction_enabled');
-  const typesEntry = keys.get('binary_content_extraction_mime_types');
-  const enabled = enabledEntry ? read.bool(enabledEntry.value) : false;
-  if (!enabled) {
-    if (typesEntry) cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
-    return;
-  }
-  const types = (typesEntry ? read.list(typesEntry.value) : []) ?? [];
-  for (const t of types) {
-    const s = read.str(t);
-    if (s !== undefined) b.add(['trawl_extraction', 'binary_mime_types'], s, t);
-  }
 }
 
 function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
@@ -947,6 +967,7 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   if (type === 'file') {
     const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
     if (dir !== undefined) b.set([...sink, 'output_dir'], dir, dirEntry ? dirEntry.value : at);
+    b.set([...sink, 'file_naming'], 'url', dirEntry ? dirEntry.value : at);
   } else {
     unused(dirEntry, `output_sink is ${type}, and output_dir is used only with file`);
   }
@@ -990,7 +1011,114 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
     const pipeline = pipelineEntry ? read.str(pipelineEntry.value) : ELASTIC_DEFAULT_PIPELINE;
     if (pipeline !== undefined) b.set([...sink, 'pipeline'], pipeline, pipelineEntry ? pipelineEntry.value : at);
   }
+  // Pipeline parameters: the crawler's three, each true unless given, merged into every document sent through a pipeline.
+  const paramsEntry = esKeys.get('pipeline_params');
+  const params = paramsEntry ? read.map(paramsEntry.value) : undefined;
+  if (enabled === false) {
+    unused(paramsEntry, 'elasticsearch.pipeline_enabled is false');
+  } else if (enabled === true && (!paramsEntry || params)) {
+    const merged = new Map<string, unknown>(ELASTIC_DEFAULT_PIPELINE_PARAMS.map((n) => [n, true]));
+    // A nested mapping (a dotted key, nested) is an object field of the document: written with its dotted name, as Elasticsearch reads it.
+    const add = (entries: readonly YEntry[], prefix: string): void => {
+      for (const e of entries) {
+        if (e.value.kind === 'map') {
+          add(e.value.entries, `${prefix}${e.key}.`);
+          continue;
+        }
+        if (e.value.kind !== 'scalar' || e.value.value === null || e.value.value instanceof Date || typeof e.value.value === 'object') {
+          r.error(e.value, `expected true, false, a number or text for ${e.path}, got ${kindName(e.value)}`);
+          continue;
+        }
+        merged.set(`${prefix}${e.key}`, e.value.value);
+      }
+    };
+    add(params?.entries ?? [], '');
+    b.set([...sink, 'pipeline_params'], [...merged].map(([n, v]) => `${n}=${String(v)}`), paramsEntry ? paramsEntry.value : at);
+  }
+  const sslEntry = esKeys.get('ssl_verify');
+  const ssl = sslEntry ? read.bool(sslEntry.value) : undefined;
+  if (ssl !== undefined) b.set([...sink, 'ssl_verify'], ssl, sslEntry!.value);
+  const caEntries = (['ca_file', 'ca_path'] as const).map((n) => esKeys.get(n)).filter((e): e is YEntry => e !== undefined);
+  if (caEntries.length > 0) {
+    const [first, ...rest] = caEntries;
+    const ca = read.str(first!.value);
+    if (ca !== undefined) b.set([...sink, 'ca_path'], ca, first!.value);
+    for (const e of rest) unused(e, `${first!.path} is given; trawl trusts one CA file or directory per sink`);
+  }
+  const bulkEntry = esKeys.get('bulk_api');
+  const bulk = bulkEntry && !(bulkEntry.value.kind === 'scalar' && bulkEntry.value.value === null) ? read.map(bulkEntry.value) : undefined;
+  if (bulk) {
+    const bulkKeys = sortEntries(bulk, BULK_API_KEYS, 'elasticsearch.bulk_api', r);
+    for (const [name, to] of [['max_items', 'bulk_max_items'], ['max_size_bytes', 'bulk_max_bytes']] as const) {
+      const e = bulkKeys.get(name);
+      const n = e ? read.int(e.value) : undefined;
+      if (e && n !== undefined) b.set([...sink, to], n, e.value);
+    }
+  }
 }
+
+/**
+ * Elastic's defaults where they differ from MS-FSCCFG's, for what the YAML
+ * does not set (docs/elastic-migration.md, "Defaults"): written into the
+ * collection, so that `config convert` keeps them.
+ */
+function elasticDefaults(cx: Ctx, top: At): void {
+  const { b } = cx;
+  const unset = (path: string): boolean => b.get(path.split('.')) === undefined;
+  const def = (path: string, v: ParamValue): void => {
+    if (unset(path)) b.set(path.split('.'), v, top);
+  };
+  // No extension filter: Elastic decides by the response's content type.
+  def('exclude_exts', []);
+  // Content types: HTML pages only (sitemaps are read as sitemaps), and the binary types named when their extraction is enabled.
+  const binaryTypes = b.get(['trawl_extraction', 'binary_mime_types']);
+  def('allowed_types', ['text/html', ...(Array.isArray(binaryTypes) ? binaryTypes : [])]);
+  // The event log in the Elastic crawler's event names and ECS fields.
+  def('trawl_elastic.events', true);
+  // robots.txt Sitemap: lines are read unless sitemap_discovery_disabled; sitemap_urls are always read.
+  def('trawl_sitemaps.robots_discovery', true);
+  const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);
+  if ((Array.isArray(sitemapUrls) && sitemapUrls.length > 0) || b.get(['trawl_sitemaps', 'robots_discovery']) === true) {
+    b.set(['use_sitemaps'], true, b.origins.get('trawl_sitemaps.urls') ?? b.origins.get('trawl_sitemaps.robots_discovery') ?? top);
+  }
+  // robots.txt is read again when a crawl starts (each refresh cycle), not kept for a day.
+  def('robots_ttl', 0);
+  // The crawl-level and request-level limits of config.rb's DEFAULTS.
+  def('crawlmode.mode', `DEPTH:${ELASTIC_DEFAULT_DEPTH - 1}`);
+  def('trawl_limits.max_unique_urls', 100_000);
+  def('trawl_limits.max_crawl_duration', 86_400);
+  if (unset('cut_off')) {
+    def('cut_off', 10 * 1024 * 1024);
+    def('truncate', false);
+  }
+  def('fetch_timeout', 60);
+}
+
+/** binary_content_extraction_enabled and _mime_types: trawl_extraction.binary_mime_types (the open_crawler schema's files), kept by allowed_types too. */
+function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
+  const enabledEntry = keys.get('binary_content_extraction_enabled');
+  const typesEntry = keys.get('binary_content_extraction_mime_types');
+  const enabled = enabledEntry ? cx.read.bool(enabledEntry.value) : false;
+  if (!typesEntry) return;
+  const types: string[] = [];
+  for (const n of cx.read.list(typesEntry.value) ?? []) {
+    const t = cx.read.str(n);
+    if (t === undefined) continue;
+    if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i.test(t)) {
+      cx.r.error(n, `expected a MIME type such as application/pdf, got ${describe(t)}`);
+      continue;
+    }
+    types.push(t.toLowerCase());
+  }
+  if (enabled !== true) {
+    cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
+    return;
+  }
+  for (const t of types) cx.b.add(['trawl_extraction', 'binary_mime_types'], t, typesEntry.value);
+}
+
+/** config.rb's DEFAULTS max_crawl_depth (seed URLs have depth 1). */
+const ELASTIC_DEFAULT_DEPTH = 10;
 
 /** elasticsearch.host (with or without a scheme and port) and elasticsearch.port as one URL. */
 function esUrl(hostEntry: YEntry, portEntry: YEntry | undefined, cx: Ctx): string | undefined {
@@ -1071,52 +1199,104 @@ function readProxy(keys: Map<string, YEntry>, cx: Ctx): void {
   b.set(['proxy'], [`http://${credentials}${host}:${port}`], hostEntry.value);
 }
 
-function readAuth(keys: Map<string, YEntry>, cx: Ctx): void {
-  const { r, read, b } = cx;
-  const allowedEntry = keys.get('http_auth_allowed');
+/**
+ * Authentication: each domain's `auth` (the Open Crawler reads only these,
+ * for the domain's own URL) and the top-level `auth` list (App Search, each
+ * entry naming its domain). As in the Elastic crawler, the Authorization
+ * header goes with every request to the domain (type basic: "Basic
+ * base64(user:password)"; type raw: the header as written), through a
+ * sub-collection of the domain's URLs whose headers carry it.
+ */
+function readAuth(keys: Map<string, YEntry> | undefined, cx: Ctx): void {
+  const { read } = cx;
+  const allowedEntry = keys?.get('http_auth_allowed');
   const httpAllowed = allowedEntry ? read.bool(allowedEntry.value) === true : false;
-  const authEntry = keys.get('auth');
-  if (!authEntry) return;
+  let made = 0;
+  const one = (item: YNode, domain: URL | undefined): void => {
+    if (applyAuth(item, domain, httpAllowed, made + 1, cx)) made++;
+  };
+  for (const { entry, domain } of cx.domainAuth) {
+    const n = entry.value;
+    // The Open Crawler's domain auth is one mapping; a list of them is read too.
+    for (const item of (n.kind === 'map' ? [n] : read.list(n)) ?? []) one(item, domain);
+  }
+  const authEntry = keys?.get('auth');
+  if (!authEntry || (authEntry.value.kind === 'scalar' && authEntry.value.value === null)) return;
   const n = authEntry.value;
-  const items = n.kind === 'map' ? [n] : read.list(n);
-  for (const item of items ?? []) {
-    const m = read.map(item);
-    if (!m) continue;
-    const k = sortEntries(m, AUTH_KEYS, 'an auth entry', r);
-    const str = (name: string): string | undefined => {
-      const e = k.get(name);
-      if (!e) {
-        r.error(item, `an auth entry needs ${name}`);
-        return undefined;
-      }
-      return read.str(e.value);
-    };
-    const type = str('type');
-    if (type === undefined) continue;
-    if (type === 'raw') {
-      r.warn(item, `${item.path} (type raw) has no trawl equivalent and is not applied (trawl has no per-site Authorization header)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
-      continue;
+  for (const item of (n.kind === 'map' ? [n] : read.list(n)) ?? []) one(item, undefined);
+}
+
+/** One auth entry; true when it became a sub-collection (numbered `authNo`) whose headers carry it. */
+function applyAuth(item: YNode, ownDomain: URL | undefined, httpAllowed: boolean, authNo: number, cx: Ctx): boolean {
+  const { r, read, b } = cx;
+  const m = read.map(item);
+  if (!m) return false;
+  const k = sortEntries(m, AUTH_KEYS, 'an auth entry', r);
+  const str = (name: string): string | undefined => {
+    const e = k.get(name);
+    if (!e) {
+      r.error(item, `an auth entry of this type needs ${name}`);
+      return undefined;
     }
-    if (type !== 'basic') {
-      r.error(k.get('type')!.value, `unknown auth type ${JSON.stringify(type)}; expected basic or raw`);
-      continue;
+    return read.str(e.value);
+  };
+  const typeEntry = k.get('type');
+  if (!typeEntry) {
+    r.error(item, 'an auth entry needs type: basic (username, password) or raw (header)');
+    return false;
+  }
+  const type = read.str(typeEntry.value);
+  if (type === undefined) return false;
+  if (type !== 'basic' && type !== 'raw') {
+    r.error(typeEntry.value, `unknown auth type ${JSON.stringify(type)}; expected basic or raw`);
+    return false;
+  }
+  // The Elastic crawler checks each entry against one schema per type, with no other keys.
+  const foreign = type === 'basic' ? ['header'] : ['username', 'password'];
+  for (const name of foreign) {
+    const e = k.get(name);
+    if (e) r.error(keyAt(e), `an auth entry of type ${type} has no ${name} (basic takes username and password, raw takes header); the Elastic crawler refuses it too`);
+  }
+  if (foreign.some((name) => k.has(name))) return false;
+  let domain = ownDomain;
+  const domainEntry = k.get('domain');
+  if (ownDomain && domainEntry) {
+    r.warn(keyAt(domainEntry), `${domainEntry.path} is not applied: a domain's auth is for that domain's URL (${ownDomain.origin}), as in the Elastic crawler`);
+  } else if (!ownDomain) {
+    if (!domainEntry) {
+      r.error(item, 'an auth entry needs domain');
+      return false;
     }
-    const domainEntry = k.get('domain');
-    if (!domainEntry) r.error(item, 'an auth entry needs domain');
-    const domain = domainEntry ? read.url(domainEntry.value) : undefined;
+    domain = read.url(domainEntry.value);
+  }
+  if (!domain) return false;
+  const at: At = domainEntry && !ownDomain ? domainEntry.value : item;
+  if (domain.protocol === 'http:' && !httpAllowed) {
+    r.warn(item, `${item.path} is not applied: the Elastic crawler sends credentials over plain http only with http_auth_allowed: true`);
+    return false;
+  }
+  let value: string;
+  let from: At;
+  if (type === 'raw') {
+    const header = str('header');
+    if (header === undefined) return false;
+    value = header;
+    from = k.get('header')!.value;
+  } else {
     const user = str('username');
     const pass = str('password');
-    if (!domainEntry || !domain || user === undefined || pass === undefined) continue;
-    if (domain.protocol === 'http:' && !httpAllowed) {
-      r.warn(item, `${item.path} is not applied: the Elastic crawler sends credentials over plain http only with http_auth_allowed: true`);
-      continue;
-    }
-    if (user.includes(':') || pass.includes(':')) {
-      r.warn(item, `${item.path}: a user name or password with ":" cannot be written in passwd as plain text; it is not applied (write it encrypted with trawl config encrypt)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
-      continue;
-    }
-    b.set(['passwd', `${domain.origin}/`], `${user}:${pass}`, domainEntry!.value);
+    if (user === undefined || pass === undefined) return false;
+    // Sent with every request to the domain, as the Elastic crawler does (no challenge first).
+    value = `Basic ${Buffer.from(`${user}:${pass}`, 'utf8').toString('base64')}`;
+    from = k.get('username')!.value;
   }
+  // A sub-collection's headers replace the collection's for its URIs: the collection's (User-Agent) are carried over.
+  const own = b.get(['headers']);
+  const headers = [...(Array.isArray(own) ? own.filter((h) => !/^authorization\s*:/i.test(h)) : []), `Authorization: ${value}`];
+  const sub = ['subdomains', `elastic_auth_${authNo}`];
+  if (!b.add([...sub, 'include_uris', 'prefix'], `${domain.origin}/`, at)) return false;
+  b.set([...sub, 'headers'], headers, from);
+  return true;
 }
 
 // =================================================================== reader
@@ -1169,10 +1349,10 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
     r.error(tree, `the file must be a mapping of settings (domains:, max_crawl_depth:, …), not ${kindName(tree)}`);
     return none;
   }
-  const root = nestDottedKeys(tree, r);
+  const root = nestDottedKeysDeep(tree, r);
   const read = new Read(r);
   const b = new Builder(r);
-  const cx: Ctx = { r, read, b, root };
+  const cx: Ctx = { r, read, b, root, domainAuth: [] };
 
   const grouped = new Map<Handler, Map<string, YEntry>>();
   for (const e of root.entries) {
@@ -1190,15 +1370,9 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readDomains(grouped.get('domains')?.get('domains'), cx);
   readSink(grouped.get('sink') ?? new Map(), cx);
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
-  if (grouped.has('auth')) readAuth(grouped.get('auth')!, cx);
-  if (grouped.has('binary')) readBinary(grouped.get('binary')!, cx);
-
-  // Sitemaps are read when some are named, or when robots.txt discovery is asked for.
-  const sitemapUrls = b.get(['trawl_sitemaps', 'urls']);
-  const discovery = b.get(['trawl_sitemaps', 'robots_discovery']);
-  if ((Array.isArray(sitemapUrls) && sitemapUrls.length > 0) || discovery === true) {
-    b.set(['use_sitemaps'], true, b.origins.get('trawl_sitemaps.urls') ?? b.origins.get('trawl_sitemaps.robots_discovery')!);
-  }
+  readAuth(grouped.get('auth'), cx);
+  readBinary(grouped.get('binary') ?? new Map(), cx);
+  elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a
   // site's request rate); MS-FSCCFG's default is a minute. The converted

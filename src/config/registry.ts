@@ -136,6 +136,10 @@ function checkExtractionRule(text: string): string | undefined {
   }
 }
 
+function checkPipelineParam(text: string): string | undefined {
+  return /^[A-Za-z0-9_@.-]+=/.test(text) ? undefined : '"name=value", the name of letters, digits, _ . - or @';
+}
+
 function checkLockssRule(text: string): string | undefined {
   return checkLockssRuleSyntax(text);
 }
@@ -557,6 +561,13 @@ const ELASTIC_DOMAIN = section({
 
 const ELASTIC_RULES = section({ name: 'trawl_crawl_rules', key: 'crawlRules', honoured: 'full', meaning: 'Elastic crawler crawl rules, one section per domain.', spec: X, attribs: [], sections: [], dynamicSection: ELASTIC_DOMAIN });
 
+const ELASTIC = section({
+  name: 'trawl_elastic', key: 'elastic', honoured: 'full', meaning: 'What an Elastic crawler user expects of a crawl (an Elastic Open Crawler YAML file sets these).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'events', key: 'events', honoured: 'full', type: 'boolean', default: false, meaning: 'The JSON event log uses the Elastic crawler\'s event names and ECS fields (crawl-start, url-discover, url-fetch, …; docs/elastic-migration.md) instead of trawl\'s.', spec: X }),
+  ],
+});
+
 const LOCKSS = section({
   name: 'trawl_lockss', key: 'lockss', honoured: 'full', meaning: 'LOCKSS au_crawlrules: numbered rules over printf-style regex templates.', spec: X,
   attribs: [
@@ -579,6 +590,12 @@ const SINK = section({
     attrib({ name: 'username', key: 'username', honoured: 'full', type: 'string', meaning: 'User for the sink endpoint.', spec: X }),
     attrib({ name: 'password', key: 'password', honoured: 'full', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
     attrib({ name: 'api_key', key: 'apiKey', honoured: 'full', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
+    attrib({ name: 'file_naming', key: 'fileNaming', honoured: 'full', type: 'string', default: 'sha1', allowed: ['sha1', 'url'], meaning: 'The file sink: sha1, <output_dir>/<content collection>/<SHA-1 of the URL>.json; url, the Elastic Open Crawler\'s layout, <output_dir>/<the URL without scheme and www., every other character than letters, digits, - and _ one _>.json (an Elastic YAML file sink has it).', spec: X }),
+    attrib({ name: 'pipeline_params', key: 'pipelineParams', honoured: 'full', type: 'list-string', check: checkPipelineParam, meaning: 'The elasticsearch sink: fields "name=value" (true, false, a number or text) added to every document for its ingest pipeline, as the Open Crawler\'s pipeline_params (_reduce_whitespace, _run_ml_inference, _extract_binary_content).', spec: X }),
+    attrib({ name: 'ssl_verify', key: 'sslVerify', honoured: 'full', type: 'boolean', default: true, meaning: 'The elasticsearch sink: verify the endpoint\'s TLS certificate.', spec: X }),
+    attrib({ name: 'ca_path', key: 'caPath', honoured: 'full', type: 'string', meaning: 'The elasticsearch sink: a CA certificate file (PEM) or a directory of them, trusted for the endpoint.', spec: X }),
+    attrib({ name: 'bulk_max_items', key: 'bulkMaxItems', honoured: 'full', type: 'integer', min: 1, meaning: 'The elasticsearch sink: documents sent in one _bulk request at most (Open Crawler bulk_api.max_items).', spec: X }),
+    attrib({ name: 'bulk_max_bytes', key: 'bulkMaxBytes', honoured: 'full', type: 'integer', min: 1, unit: 'bytes', meaning: 'The elasticsearch sink: size of one _bulk request body at most (Open Crawler bulk_api.max_size_bytes).', spec: X }),
     attrib({ name: 'repository_root', key: 'repositoryRoot', honoured: 'full', type: 'string', meaning: 'The repository and jms sinks: the directory files and their CrawlData sidecars are written under, host then path as Heritrix\'s mirror writer lays them out (docs/citeseerx.md).', spec: CSX }),
     attrib({ name: 'repository_id', key: 'repositoryId', honoured: 'full', type: 'string', meaning: 'The jms sink: the crawler\'s repository ID, sent as REPID (csx-heritrix.xml repositoryID).', spec: CSX }),
     attrib({ name: 'broker_url', key: 'brokerUrl', honoured: 'full', type: 'string', secret: 'url', meaning: 'The jms sink: the ActiveMQ broker, stomp://host:port (default port 61613); an OpenWire tcp://host:port is sent over STOMP to host:61613, with a warning.', spec: CSX }),
@@ -735,7 +752,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
+  EGRESS, TRAWL_LIMITS, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -1,5 +1,6 @@
 import type { CycleRow } from '../store/crawl-store.ts';
 import type { CrawlEvent } from './crawl-types.ts';
+import { toElastic, type Ecs, type ElasticCrawl } from './elastic-events.ts';
 
 /**
  * Where a crawl's events go, with the two switches of MS-FSCCFG 2.2.4.5
@@ -14,6 +15,12 @@ export class CrawlEvents {
   logFetch = true;
   /** The cycle being crawled: its ID, number and Elastic status as they change (cycle-lifecycle.ts), for whoever writes an event. */
   cycle: CycleRow | undefined = undefined;
+  /**
+   * trawl_elastic.events: the crawl whose events are also written in the
+   * Elastic crawler's terms (elastic-events.ts); undefined: off, and the
+   * emission points that only that log has do nothing.
+   */
+  elastic: ElasticCrawl | undefined = undefined;
 
   private readonly onEvent: ((e: CrawlEvent) => void) | undefined;
 
@@ -23,6 +30,18 @@ export class CrawlEvents {
 
   emit(e: CrawlEvent): void {
     if (e.type === 'fetch' && !this.logFetch) return;
+    if (this.elastic !== undefined && e.ecs === undefined) {
+      const ecs = toElastic(this.elastic, e);
+      this.onEvent?.(ecs !== undefined ? { ...e, ecs } : e);
+      return;
+    }
     this.onEvent?.(e);
+  }
+
+  /** An event only the Elastic log has (crawl-start, url-seed, …), built by the caller while `elastic` is set. */
+  emitElastic(ecs: Ecs): void {
+    const action = ecs['event.action'];
+    const url = ecs['url.full'];
+    this.onEvent?.({ type: 'elastic', message: typeof action === 'string' ? action : 'event', ...(typeof url === 'string' ? { url } : {}), ecs });
   }
 }

@@ -14,7 +14,7 @@ import type { LimitStop } from './cycle-limits.ts';
 /** Something a crawl reports: a fetch, a URI or document turned away, robots.txt, the cycle, an error, the disk. */
 export interface CrawlEvent {
   /** `login`: a form login (MS-FSCCFG 2.2.4.31) was tried, ok or failed, named in the message (form-logins.ts). `disk`: the data directory's disk filled up, went below limits.disk_free, or has space again; or a part of `limits` is not honoured (disk-guard.ts). */
-  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error' | 'disk' | 'login';
+  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error' | 'disk' | 'login' | 'elastic';
   readonly url?: string;
   readonly status?: number;
   /**
@@ -23,6 +23,19 @@ export interface CrawlEvent {
    */
   readonly code?: string;
   readonly message: string;
+  /**
+   * Only while the Elastic event log is on (trawl_elastic.events; elastic-events.ts):
+   * the page a skipped link was found on, a redirect's target, a fetch's body
+   * bytes and duration, and the event's record in the Elastic crawler's terms
+   * (type `elastic`: an event only that log has).
+   */
+  readonly from?: string;
+  readonly location?: string;
+  /** A redirect's place in its chain: 1 for the first redirect from a page queued as a link or seed. */
+  readonly redirectCount?: number;
+  readonly bytes?: number;
+  readonly durationMs?: number;
+  readonly ecs?: Readonly<Record<string, unknown>>;
 }
 
 export interface CrawlerOptions {

@@ -26,6 +26,7 @@ import type { CrawlStore, CycleRow, LeasedUri, UriRecord } from '../store/crawl-
 import type { SiteStats, StatsData } from '../stats/site-stats.ts';
 import { CollectionCookies } from './collection-cookies.ts';
 import { CrawlEvents } from './crawl-events.ts';
+import { crawlEnd, crawlStart } from './elastic-events.ts';
 import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
@@ -219,6 +220,10 @@ export class CollectionCrawl {
     // The end of the refresh period ends the cycle with what it left queued: the next cycle's, per refresh_mode.
     const complete = stoppedBy === 'refresh' ? counts.leased === 0 : (stoppedBy === 'done' || limitStop !== undefined) && counts.queued === 0 && counts.leased === 0;
     if (complete) await this.store.updateCollection(env.name, { cycleEndedMs: this.now() });
+    if (this.events.elastic) {
+      const failed = stoppedBy !== 'done' && limitStop === undefined && stoppedBy !== 'refresh';
+      this.events.emitElastic(crawlEnd(this.events.elastic, failed ? 'failure' : 'success', `cycle ${env.epoch} ${complete ? 'complete' : 'not complete'}: ${stoppedBy}`, !complete));
+    }
     // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
     const queueLength = (site: string): number => env.sched.peek(site)?.queued ?? 0;
     await this.stats.saveAll(complete, queueLength).catch((err: unknown) => this.unlessDiskFull(err, 'the site statistics of this run are not saved'));
@@ -250,9 +255,16 @@ export class CollectionCrawl {
     this.events.emit({ type: 'disk', message: `disk full: ${consequence} (${(err as Error).message})` });
   }
 
+  /** The Elastic event log's crawl id of the current cycle; undefined when that log is off. */
+  get elasticCrawlId(): string | undefined {
+    return this.events.elastic?.id;
+  }
+
   private setEpoch(epoch: number): void {
     this.env.epoch = epoch;
     this.stats.epoch = epoch;
+    // The Elastic event log's crawl id: the collection and its refresh cycle.
+    this.events.elastic = this.env.rt.settings.elastic.events ? { id: `${this.env.name}-${epoch}` } : undefined;
   }
 
   private setup(): void {
@@ -285,6 +297,7 @@ export class CollectionCrawl {
       this.setEpoch(row.epoch);
       await this.lifecycle.open(row.epoch, true, cycleStartedMs);
       const { recovered, crashedTwice } = await this.store.recoverLeases(name);
+      if (this.events.elastic) this.events.emitElastic(crawlStart(this.events.elastic, true));
       this.events.emit({ type: 'cycle', message: `resuming cycle ${row.epoch} of ${name}; ${recovered} URIs that were in flight go back to the queue` });
       crashed = crashedTwice;
     } else {
@@ -296,6 +309,7 @@ export class CollectionCrawl {
       if (rt.settings.refreshMode === 'scratch' || rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.env.epoch);
       // soft: "a site is not refreshed until the crawl queue is empty" (MS-FSCCFG 2.2.3 refresh_mode).
       if (rt.settings.refreshMode === 'soft') unrefreshed = new Map((await this.store.sitesWithWork(name)).map((w) => [w.site, w.oldestEpoch]));
+      if (this.events.elastic) this.events.emitElastic(crawlStart(this.events.elastic, false));
       this.events.emit({ type: 'cycle', message: `starting cycle ${this.env.epoch} of ${name}` });
     }
     // Filled by seed() with the checksums of the records already stored, and by each commit with the one it writes.

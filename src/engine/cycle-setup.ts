@@ -143,7 +143,8 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
       return Math.max(base, crawlDelay);
     },
   });
-  events.logScreened = s.log.screened === 'text';
+  // The Elastic event log has a url-discover denial for every URL turned away.
+  events.logScreened = s.log.screened === 'text' || s.elastic.events;
   events.logFetch = s.log.fetch === 'text';
   const disk = new DiskGuard({
     dir: opts.dataDir, minFreePct: s.limits.diskFreePct, slackPct: s.limits.diskFreeSlackPct,

@@ -105,7 +105,7 @@ export class LinkScreening {
     if (refused) {
       // Marked again: the screened cache forgets its oldest entries sooner than refusedByUrl does.
       this.markRefused(target, refused.code);
-      this.skipUri(fromSite, refused.code, target, refused.reason);
+      this.skipUri(fromSite, refused.code, target, refused.reason, from.url);
       return undefined;
     }
     const url = new URL(target);
@@ -122,7 +122,7 @@ export class LinkScreening {
         this.refusedByUrl.set(target, { code: d.code!, reason: d.reason });
         this.markRefused(target, d.code!);
       }
-      this.skipUri(fromSite, d.code!, target, d.reason);
+      this.skipUri(fromSite, d.code!, target, d.reason, from.url);
       return undefined;
     }
     return {
@@ -133,10 +133,10 @@ export class LinkScreening {
     };
   }
 
-  /** Counts one URI of `site` not queued, for `code`; logged with its reason under log.screened. */
-  skipUri(site: string, code: UriSkipCode, url: string, reason: string): void {
+  /** Counts one URI of `site` not queued, for `code`; logged with its reason (and the page it was found on) under log.screened. */
+  skipUri(site: string, code: UriSkipCode, url: string, reason: string, from?: string): void {
     this.stats.uriSkips(this.stats.statsFor(site), code, 1);
-    if (this.events.logScreened) this.events.emit({ type: 'skip', url, code, message: reason });
+    if (this.events.logScreened) this.events.emit({ type: 'skip', url, code, message: reason, ...(from !== undefined ? { from } : {}) });
   }
 
   /**

@@ -14,6 +14,7 @@
  * screened) they count where they see it.
  */
 
+import { urlExtracted } from './elastic-events.ts';
 import type { DocSkipCode } from '../core/skip-codes.ts';
 import { statusToReport, type FailedUri } from '../core/heritrix-status.ts';
 import { STATUS_DESTINATION } from '../store/feed-outbox.ts';
@@ -45,6 +46,7 @@ export class OutcomeWriter {
     switch (o.kind) {
       case 'stored': {
         c.stored++;
+        if (this.env.events.elastic) this.env.events.emitElastic(urlExtracted(this.env.events.elastic, uri.url, 'success'));
         st.add('Stored');
         if (o.modified) st.add('Modified');
         const rec = this.record(ctx, 'stored');

@@ -10,6 +10,7 @@
  *          documents dbswitch expires (deleted with dbswitch_delete)
  */
 
+import { crawlSeed, urlSeed } from './elastic-events.ts';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { siteOf } from '../core/url.ts';
@@ -129,6 +130,11 @@ export class Seeder {
     // prepended, they are put in front last.
     const prepend = rt.settings.refreshMode === 'prepend';
     if (!prepend) await env.store.enqueue(env.name, env.epoch, batch, false);
+    const elastic = env.events.elastic;
+    if (elastic && batch.length > 0) {
+      env.events.emitElastic(crawlSeed(elastic, batch.length));
+      for (const q of batch) env.events.emitElastic(urlSeed(elastic, q.url, undefined, 1, q.flags === URI_FLAGS.SITEMAP ? 'sitemap' : 'seed_list'));
+    }
     // The same walk fills the checksum filter before any page is fetched (duplicates.ts).
     const { dbswitch, dbswitchDelete } = rt.settings;
     let expiredCount = 0;

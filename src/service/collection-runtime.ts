@@ -13,6 +13,7 @@
  * The crawl store is the caller's: one per process, shared by its collections.
  */
 
+import { urlOutput } from '../engine/elastic-events.ts';
 import { join } from 'node:path';
 import type { CollectionSettings } from '../config/registry.ts';
 import type { CollectionConfig } from '../config/model.ts';
@@ -65,6 +66,8 @@ export class CollectionRuntime {
   /** Drains the feed outbox into the sinks; undefined when the collection has none. */
   readonly feeder: Feeder | undefined;
   private readonly o: RuntimeOptions;
+  /** The latest crawl and where its events go: the Elastic event log's url-output goes there too. */
+  private current: { crawl: CollectionCrawl; onEvent: CrawlExtras['onEvent'] } | undefined;
 
   constructor(o: RuntimeOptions, content: ContentStore, destinations: ReadonlyMap<string, string>, feeder: Feeder | undefined) {
     this.o = o;
@@ -82,7 +85,7 @@ export class CollectionRuntime {
   /** A crawl of the collection; `extras` are its per-command options (events, links sent, operator state, limits). */
   newCrawl(extras: CrawlExtras): CollectionCrawl {
     const feeder = this.feeder;
-    return new CollectionCrawl(this.config, {
+    const crawl = new CollectionCrawl(this.config, {
       store: this.o.store,
       content: this.content,
       maxConcurrency: this.o.maxConcurrency,
@@ -93,6 +96,16 @@ export class CollectionRuntime {
       ...(feeder?.reportsFailures ? { reportFailures: true } : {}),
       ...extras,
     });
+    this.current = { crawl, onEvent: extras.onEvent };
+    return crawl;
+  }
+
+  /** The Elastic event log's url-output for a document a sink took or refused, in the latest crawl's log. */
+  elasticOutput(url: string, sink: string, ok: boolean, message: string, startMs: number, endMs: number): void {
+    const c = this.current;
+    const id = c?.crawl.elasticCrawlId;
+    if (!c?.onEvent || id === undefined) return;
+    c.onEvent({ type: 'elastic', url, message: 'url-output', ecs: urlOutput({ id }, url, sink, ok, message, startMs, endMs) });
   }
 
   /** A crawl object for queueing while no cycle runs: it checks scope and writes the queue. */
@@ -113,8 +126,11 @@ export function openCollectionRuntime(o: RuntimeOptions): CollectionRuntime {
   const content = openContentStore(join(o.dataDir, 'content', name), { ...s.storage });
   const destinations = destinationsOf(s, name);
   let feeder: Feeder | undefined;
+  // The feeder is made before the runtime it tells of each document delivered.
+  const made: { runtime?: CollectionRuntime } = {};
   try {
     feeder = collectionFeeder({
+      ...(s.elastic.events ? { onDelivered: (url: string, sink: string, ok: boolean, message: string, startMs: number, endMs: number) => made.runtime?.elasticOutput(url, sink, ok, message, startMs, endMs) } : {}),
       name, settings: s, destinations, store: o.store, content, dataDir: o.dataDir,
       paused: o.paused ?? ((d) => pausedByConfig(s, d)), warn: o.warn,
       ...(o.counters ? { counters: o.counters } : {}),
@@ -127,5 +143,6 @@ export function openCollectionRuntime(o: RuntimeOptions): CollectionRuntime {
     }
     o.onSinkError(err);
   }
-  return new CollectionRuntime(o, content, destinations, feeder);
+  made.runtime = new CollectionRuntime(o, content, destinations, feeder);
+  return made.runtime;
 }

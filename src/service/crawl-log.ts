@@ -136,7 +136,7 @@ async function tailOf(file: string, q: LogQuery, want: number): Promise<LogLine[
 /** Where `trawl serve` writes one collection's events (crawl-log.ts paths); the CLI opens it (cli/logging.ts openEventLog). */
 export interface EventLog {
   readonly path: string;
-  write(e: { readonly type: string; readonly url?: string; readonly status?: number; readonly code?: string; readonly message: string }): void;
+  write(e: { readonly type: string; readonly url?: string; readonly status?: number; readonly code?: string; readonly message: string; readonly ecs?: Readonly<Record<string, unknown>> }): void;
   /** Resolves once every line written so far is in the file. */
   flush(): Promise<void>;
   close(): Promise<void>;

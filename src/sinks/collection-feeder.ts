@@ -7,7 +7,7 @@ import type { CrawlStore } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
 import { compileRulesets } from '../extract/extraction-rules.ts';
 import type { DocumentOptions } from './document.ts';
-import { Feeder } from './feeder.ts';
+import { Feeder, type FeederOptions } from './feeder.ts';
 import { sinkTypes, type SinkRegistry } from './sink-registry.ts';
 
 export interface CollectionFeederOptions {
@@ -23,6 +23,7 @@ export interface CollectionFeederOptions {
   readonly warn: (fields: Record<string, unknown>, message: string) => void;
   /** The sink types to open from (default: the process's, `sinkTypes`). */
   readonly sinkTypes?: SinkRegistry;
+  readonly onDelivered?: FeederOptions['onDelivered'];
 }
 
 /** A started feeder, or undefined when the collection has no sinks. Throws when a sink is misconfigured. */
@@ -60,6 +61,7 @@ export function collectionFeeder(o: CollectionFeederOptions): Feeder | undefined
     onError: (message) => o.warn({ collection: o.name }, `feeding: ${message}`),
     onRejected: (url, sink, reason) => o.warn({ collection: o.name, url, sink }, `feeding: refused: ${reason}`),
     reportsFailures: job !== undefined,
+    ...(o.onDelivered ? { onDelivered: o.onDelivered } : {}),
   });
   feeder.start();
   return feeder;

@@ -4,13 +4,21 @@
  * removals, with the document id as `_id` so a re-feed replaces. The index
  * is `index` when configured, else the content collection's name.
  *
+ * The Elastic Open Crawler's settings: pipeline_params are merged into each
+ * document sent through a pipeline; bulk_max_items and bulk_max_bytes split
+ * a batch into several _bulk requests (sent in turn); ssl_verify false and
+ * ca_path (a PEM file, or a directory of .pem/.crt files) set how the
+ * endpoint's TLS certificate is checked.
+ *
  * A transport error, a 429 or a 5xx rejects the whole batch (it is retried
  * later); an item the bulk response marks failed with a 4xx is refused for
  * good and counted (PPFailed). A delete answered 404 is a success: the
  * document is gone either way.
  */
 
-import { request } from 'undici';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, request, type Dispatcher } from 'undici';
 import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
 import { sinkDocument, type DocumentSchema } from './document.ts';
@@ -34,10 +42,20 @@ export class ElasticsearchSink implements Sink {
   private readonly headers: Record<string, string>;
   private readonly index: string | undefined;
   readonly schema: DocumentSchema;
+  private readonly params: Readonly<Record<string, unknown>> | undefined;
+  private readonly maxItems: number;
+  private readonly maxBytes: number;
+  private readonly dispatcher: Dispatcher | undefined;
 
   constructor(name: string, s: SinkSettings) {
     this.name = name;
     this.schema = (s.schema as DocumentSchema | undefined) ?? 'app_search';
+    this.params = s.pipeline && s.pipelineParams && s.pipelineParams.length > 0 ? pipelineParams(s.pipelineParams) : undefined;
+    this.maxItems = s.bulkMaxItems ?? Infinity;
+    this.maxBytes = s.bulkMaxBytes ?? Infinity;
+    if (s.sslVerify === false || s.caPath !== undefined) {
+      this.dispatcher = new Agent({ connect: s.sslVerify === false ? { rejectUnauthorized: false } : { ca: readCaPath(s.caPath!) } });
+    }
     // Credentials in the URL (https://user:password@host) are sent as Basic
     // authentication (the HTTP client would drop them) unless username or
     // api_key is set, and are never part of the endpoint a message quotes.
@@ -57,22 +75,32 @@ export class ElasticsearchSink implements Sink {
 
   async submit(batch: readonly SinkOp[]): Promise<SinkResult> {
     if (batch.length === 0) return { rejected: [] };
-    const lines: string[] = [];
-    for (const b of batch) {
-      const json = b.op === 'index' ? sinkDocument(b.doc, this.schema) : undefined;
-      if (b.op === 'index' && json) {
-        lines.push(JSON.stringify({ index: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } }), JSON.stringify(json));
-      } else if (b.op === 'index') {
-        // not indexed in this schema: whatever the index holds under the id goes
-        lines.push(JSON.stringify({ delete: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } }));
-      } else {
-        lines.push(JSON.stringify({ delete: { _index: this.index ?? indexNameOf(b.collection), _id: b.id } }));
-      }
+    // Each operation's NDJSON, then as many _bulk requests as bulk_max_items and bulk_max_bytes ask for.
+    const ops = batch.map((b) => {
+      if (b.op !== 'index') return `${JSON.stringify({ delete: { _index: this.index ?? indexNameOf(b.collection), _id: b.id } })}\n`;
+      const json = sinkDocument(b.doc, this.schema);
+      // not indexed in this schema: whatever the index holds under the id goes
+      if (!json) return `${JSON.stringify({ delete: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } })}\n`;
+      return `${JSON.stringify({ index: { _index: this.index ?? indexNameOf(b.doc.collection), _id: b.doc.id } })}\n${JSON.stringify(this.params ? { ...json, ...this.params } : json)}\n`;
+    });
+    const rejected: Array<{ index: number; reason: string }> = [];
+    let start = 0;
+    while (start < ops.length) {
+      let end = start + 1;
+      let bytes = Buffer.byteLength(ops[start]!);
+      while (end < ops.length && end - start < this.maxItems && bytes + Buffer.byteLength(ops[end]!) <= this.maxBytes) bytes += Buffer.byteLength(ops[end++]!);
+      for (const r of await this.send(ops.slice(start, end).join(''))) rejected.push({ index: r.index + start, reason: r.reason });
+      start = end;
     }
+    return { rejected };
+  }
+
+  /** One _bulk request; the items refused for good, by position in it. */
+  private async send(body: string): Promise<Array<{ index: number; reason: string }>> {
     let status: number;
     let text: string;
     try {
-      const res = await request(this.endpoint, { method: 'POST', headers: this.headers, body: `${lines.join('\n')}\n`, headersTimeout: 60_000, bodyTimeout: 60_000 });
+      const res = await request(this.endpoint, { method: 'POST', headers: this.headers, body, headersTimeout: 60_000, bodyTimeout: 60_000, ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}) });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
@@ -87,7 +115,7 @@ export class ElasticsearchSink implements Sink {
     } catch {
       throw trawlError('SINK_ES_NOT_JSON', { sink: this.name, endpoint: this.endpoint, status });
     }
-    if (!parsed.errors) return { rejected: [] };
+    if (!parsed.errors) return [];
     const rejected: Array<{ index: number; reason: string }> = [];
     let retry: string | undefined;
     (parsed.items ?? []).forEach((item, i) => {
@@ -100,15 +128,45 @@ export class ElasticsearchSink implements Sink {
     });
     // Items refused for a reason that may pass (429, 5xx): the whole batch again; the others are idempotent.
     if (retry) throw trawlError('SINK_ES_ITEM_RETRY', { sink: this.name, reason: retry });
-    return { rejected };
+    return rejected;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.dispatcher?.close();
+  }
+}
+
+/** pipeline_params members "name=value": true, false and numbers as JSON values, anything else as text. */
+export function pipelineParams(members: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const m of members) {
+    const i = m.indexOf('=');
+    const name = m.slice(0, i);
+    const v = m.slice(i + 1).trim();
+    out[name] = v === 'true' ? true : v === 'false' ? false : v !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  }
+  return out;
+}
+
+/** ca_path: a PEM file, or a directory whose .pem and .crt files are read (each may hold several certificates). */
+function readCaPath(path: string): string[] {
+  if (!statSync(path).isDirectory()) return [readFileSync(path, 'utf8')];
+  return readdirSync(path).filter((f) => /\.(pem|crt)$/i.test(f)).sort().map((f) => readFileSync(join(path, f), 'utf8'));
 }
 
 export const ELASTICSEARCH_SINK: SinkType = {
   type: 'elasticsearch',
-  problems: configRulesFor,
+  problems: (name, s) => {
+    const out = configRulesFor(name, s);
+    if (s.caPath !== undefined && s.sslVerify !== false) {
+      try {
+        if (readCaPath(s.caPath).length === 0) out.push({ param: `trawl_sinks.${name}.ca_path`, message: `trawl_sinks.${name}.ca_path: the directory ${s.caPath} holds no .pem or .crt file`, unsupported: false });
+      } catch (err) {
+        out.push({ param: `trawl_sinks.${name}.ca_path`, message: `trawl_sinks.${name}.ca_path: cannot read ${s.caPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, unsupported: false });
+      }
+    }
+    return out;
+  },
   open: (name, s, cx) => new ElasticsearchSink(name, {
     ...s,
     ...(s.password !== undefined ? { password: cx.reveal(s.password) } : {}),

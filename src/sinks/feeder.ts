@@ -45,6 +45,8 @@ export interface FeederOptions {
   readonly onRejected?: (url: string, sink: string, reason: string) => void;
   /** A submitted job: its failed URIs' statuses are sent by the sink that has `sendStatuses`. */
   readonly reportsFailures?: boolean;
+  /** Told each document a sink took or refused (the Elastic event log's url-output); absent: nothing is timed or told. */
+  readonly onDelivered?: (url: string, sink: string, ok: boolean, message: string, startMs: number, endMs: number) => void;
 }
 
 const MAX_BACKOFF_MS = 60_000;
@@ -179,11 +181,23 @@ export class Feeder {
       kinds.push(built ? op.op : 'delete');
     }
     const refused = new Set<number>();
+    const delivered = this.o.onDelivered;
     for (const sink of this.o.sinks) {
+      const startMs = delivered ? Date.now() : 0;
       const r = await sink.submit(batch); // throws: the batch stays in the outbox
+      const reasons = new Map<number, string>();
       for (const { index, reason } of r.rejected) {
         refused.add(index);
+        reasons.set(index, reason);
         this.o.onRejected?.(ops[index]!.url, sink.name, reason);
+      }
+      if (delivered) {
+        const endMs = Date.now();
+        batch.forEach((b, i) => {
+          if (b.op !== 'index') return;
+          const reason = reasons.get(i);
+          delivered(b.doc.url, sink.name, reason === undefined, reason ?? `the ${sink.type} sink took the document`, startMs, endMs);
+        });
       }
     }
     await this.o.store.ackFeed(this.o.collection, ops);

@@ -78,6 +78,13 @@ export interface SinkSettings {
   readonly hubLinkIndicator?: string | undefined;
   readonly acceptPattern?: string | undefined;
   readonly acceptTypes?: readonly string[] | undefined;
+  readonly fileNaming?: string | undefined;
+  /** The elasticsearch sink: "name=value" fields merged into each document sent through the pipeline. */
+  readonly pipelineParams?: readonly string[] | undefined;
+  readonly sslVerify?: boolean | undefined;
+  readonly caPath?: string | undefined;
+  readonly bulkMaxItems?: number | undefined;
+  readonly bulkMaxBytes?: number | undefined;
 }
 
 /** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */

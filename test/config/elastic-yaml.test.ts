@@ -138,6 +138,9 @@ describe('Elastic crawler YAML: valid files', () => {
       password: 's3cret-pass',
       pipeline: 'acme-web-pipeline',
       schema: 'open_crawler',
+      pipeline_params: ['_reduce_whitespace=true', '_run_ml_inference=true', '_extract_binary_content=true'],
+      bulk_max_items: 50,
+      bulk_max_bytes: 2097152,
     });
   });
 
@@ -156,11 +159,10 @@ describe('Elastic crawler YAML: valid files', () => {
   it('full.yml: one TRAWL_ERR_CONFIG_UNSUPPORTED warning per setting without an equivalent, in file order', () => {
     const { diagnostics, path } = load('full.yml');
     const warnings = warningsOf(diagnostics);
-    assert.equal(warnings.length, 7, JSON.stringify(warnings, null, 1));
+    assert.equal(warnings.length, 6, JSON.stringify(warnings, null, 1));
     assert.deepEqual(
       warnings.map((w) => w.param),
       [
-        'elasticsearch.bulk_api',
         'schedule',
         'threads_per_crawl',
         'ssl_verification_mode',
@@ -176,7 +178,6 @@ describe('Elastic crawler YAML: valid files', () => {
       assert.match(w.message, new RegExp(`^${w.param!.replace(/[[\].]/g, '\\$&')} has no trawl equivalent and is not applied`));
     }
     assert.deepEqual(warnings.find((w) => w.param === 'schedule')!.location, { file: path, line: 95, column: 1 });
-    assert.deepEqual(warnings.find((w) => w.param === 'elasticsearch.bulk_api')!.location, { file: path, line: 62, column: 3 });
   });
 
   it('full.yml: the locations of the values are kept for later checks', () => {
@@ -185,16 +186,33 @@ describe('Elastic crawler YAML: valid files', () => {
     assert.deepEqual(locationOf(c, 'trawl_limits.max_body_bytes'), { file: path, line: 77, column: 16 });
   });
 
-  it('minimal.yml: one domain, nothing else set', () => {
+  it('minimal.yml: one domain, and Elastic\'s defaults where they differ from MS-FSCCFG\'s', () => {
     const { c, diagnostics } = load('minimal.yml');
     assert.deepEqual(diagnostics, []);
     assert.equal(c.name, 'minimal'); // from the file name
-    assert.deepEqual(Object.fromEntries(c.root.attribs), { allowed_schemes: ['https'], delay: 1, start_uris: ['https://www.example.com/'] });
-    // The Elastic crawlers have no per-site delay: the converted collection says 1 s, not MS-FSCCFG's minute.
+    assert.deepEqual(Object.fromEntries(c.root.attribs), {
+      allowed_schemes: ['https'],
+      // The Elastic crawlers have no per-site delay: the converted collection says 1 s, not MS-FSCCFG's minute.
+      delay: 1,
+      start_uris: ['https://www.example.com/'],
+      // config.rb's DEFAULTS and the crawler's behaviour (docs/elastic-migration.md, Defaults).
+      exclude_exts: [],
+      allowed_types: ['text/html'],
+      use_sitemaps: true,
+      robots_ttl: 0,
+      cut_off: 10485760,
+      truncate: false,
+      fetch_timeout: 60,
+    });
     // The Elastic crawler's content deletion: a purge phase after each cycle, and a 5xx deletes after three failing cycles.
-    assert.deepEqual([...c.root.sections.keys()].sort(), ['http_errors', 'include_domains', 'include_uris', 'trawl_purge']);
     assert.equal(at(c, 'trawl_purge|enabled'), true);
     assert.equal(at(c, 'http_errors|5xx'), 'DELETE:3');
+    assert.equal(at(c, 'crawlmode|mode'), 'DEPTH:9');
+    assert.equal(at(c, 'trawl_sitemaps|robots_discovery'), true);
+    assert.equal(at(c, 'trawl_limits|max_unique_urls'), 100000);
+    assert.equal(at(c, 'trawl_limits|max_crawl_duration'), 86400);
+    assert.equal(at(c, 'trawl_elastic|events'), true);
+    assert.deepEqual([...c.root.sections.keys()].sort(), ['crawlmode', 'http_errors', 'include_domains', 'include_uris', 'trawl_elastic', 'trawl_limits', 'trawl_purge', 'trawl_sitemaps']);
     assert.deepEqual(at(c, 'include_domains|exact'), ['www.example.com']);
     assert.deepEqual(at(c, 'include_uris|prefix'), ['https://www.example.com/']);
     assert.equal(c.nodes.size, 0);
@@ -203,12 +221,13 @@ describe('Elastic crawler YAML: valid files', () => {
   it('flat-keys.yml: dotted keys, a file sink, no robots.txt sitemaps, a default proxy port and basic auth', () => {
     const { c, diagnostics, path } = load('flat-keys.yml');
     assert.deepEqual(at(c, 'start_uris'), ['https://intranet.example.org/']); // seed_urls: [] → the domain URL
-    assert.deepEqual(Object.fromEntries(c.root.sections.get('trawl_sinks')!.sections.get('file')!.attribs), { type: 'file', schema: 'open_crawler', output_dir: '/var/crawl/out' });
+    assert.deepEqual(Object.fromEntries(c.root.sections.get('trawl_sinks')!.sections.get('file')!.attribs), { type: 'file', schema: 'open_crawler', output_dir: '/var/crawl/out', file_naming: 'url' });
     assert.equal(at(c, 'trawl_sitemaps|robots_discovery'), false);
     assert.equal(at(c, 'use_sitemaps'), true); // sitemap_urls are given
     assert.deepEqual(at(c, 'trawl_crawl_rules|https://intranet.example.org|rules'), ['disallow begins /private']);
     assert.deepEqual(at(c, 'proxy'), ['http://10.0.0.8:8080']);
-    assert.equal(at(c, 'passwd|https://intranet.example.org/'), 'reader:hunter2');
+    assert.deepEqual(at(c, 'subdomains|elastic_auth_1|headers'), ['Authorization: Basic cmVhZGVyOmh1bnRlcjI=']);
+    assert.deepEqual(at(c, 'subdomains|elastic_auth_1|include_uris|prefix'), ['https://intranet.example.org/']);
     assert.deepEqual(brief(diagnostics), ['TRAWL_ERR_CONFIG_YAML 17:1 elasticsearch']);
     assert.match(diagnostics[0]!.message, /not applied: output_sink is file/);
     assert.equal(diagnostics[0]!.location?.file, path);
@@ -248,13 +267,12 @@ describe('Elastic crawler YAML: invalid files', () => {
       errors: [
         'TRAWL_ERR_CONFIG_YAML 4:17 domains[0].crawl_rules[0].policy',
         'TRAWL_ERR_CONFIG_YAML 8:15 domains[0].crawl_rules[1].type',
-        'TRAWL_ERR_CONFIG_YAML 12:18 domains[0].crawl_rules[2].pattern',
         'TRAWL_ERR_CONFIG_YAML 15:18 domains[0].crawl_rules[3].pattern',
         'TRAWL_ERR_CONFIG_YAML 16:9 domains[0].crawl_rules[4]',
         'TRAWL_ERR_CONFIG_YAML 18:9 domains[0].crawl_rules[5]',
         'TRAWL_ERR_CONFIG_YAML 19:5 domains[0].crawl_rules_extra',
       ],
-      messages: [/unknown policy "block"/, /unknown rule type "startswith"/, /begins pattern.*write "\/docs"/, /valid regular expression/, /needs pattern/, /expected a mapping/, /unknown key/],
+      messages: [/unknown policy "block"/, /unknown rule type "startswith"/, /valid regular expression/, /needs pattern/, /expected a mapping/, /unknown key/],
     },
     'bad-types.yml': {
       errors: [
@@ -333,7 +351,8 @@ describe('Elastic crawler YAML: invalid files', () => {
     const { document } = readFixture('invalid/bad-rules.yml');
     const c = document.collections[0]!;
     assert.deepEqual(at(c, 'include_domains|exact'), ['www.example.com']);
-    assert.equal(c.root.sections.get('trawl_crawl_rules'), undefined); // no rule was right
+    // The one rule that is right: a begins pattern without "/", accepted (with a warning) and never matching.
+    assert.deepEqual(at(c, 'trawl_crawl_rules|https://www.example.com|rules'), ['allow begins docs']);
   });
 });
 
@@ -382,6 +401,7 @@ describe('Elastic crawler YAML: mapping details', () => {
       index: 'idx',
       url: 'http://es.local:9201',
       pipeline: 'ent-search-generic-ingestion',
+      pipeline_params: ['_reduce_whitespace=true', '_run_ml_inference=true', '_extract_binary_content=true'],
     });
     const b = yaml(`${one}output_sink: elasticsearch\noutput_index: idx\nelasticsearch:\n  host: https://es.example\n  api_key: 1234\n  pipeline: p\n  pipeline_enabled: false\n`);
     assert.deepEqual(brief(b.diagnostics), ['TRAWL_ERR_CONFIG_YAML 8:3 elasticsearch.pipeline']);
@@ -436,7 +456,7 @@ describe('Elastic crawler YAML: mapping details', () => {
     assert.equal(at(c.c, 'proxy'), undefined);
   });
 
-  it('auth: basic becomes passwd; raw, and credentials over plain http without http_auth_allowed, are reported', () => {
+  it('auth: basic and raw become the Authorization header of a sub-collection of the domain; credentials over plain http without http_auth_allowed are reported', () => {
     const text = (allowed: string) => `domains:
   - url: http://a.example
   - url: https://b.example
@@ -446,11 +466,15 @@ auth:
   - {domain: https://b.example, type: raw, header: "Bearer xyz"}
 ${allowed}`;
     const a = yaml(text(''));
-    assert.deepEqual(Object.fromEntries(a.c!.root.sections.get('passwd')!.attribs), { 'https://b.example/': 'u:p' });
-    assert.deepEqual(brief(a.diagnostics), ['TRAWL_ERR_CONFIG_YAML 6:5 auth[1]', 'TRAWL_ERR_CONFIG_UNSUPPORTED 7:5 auth[2]']);
+    assert.equal(a.c!.root.sections.get('passwd'), undefined);
+    assert.deepEqual(brief(a.diagnostics), ['TRAWL_ERR_CONFIG_YAML 6:5 auth[1]']);
+    assert.deepEqual(at(a.c, 'subdomains|elastic_auth_1|include_uris|prefix'), ['https://b.example/']);
+    assert.deepEqual(at(a.c, 'subdomains|elastic_auth_1|headers'), ['Authorization: Basic dTpw']);
+    assert.deepEqual(at(a.c, 'subdomains|elastic_auth_2|headers'), ['Authorization: Bearer xyz']);
     assert.ok(!JSON.stringify(a.diagnostics).includes('xyz'));
     const b = yaml(text('http_auth_allowed: true\n'));
-    assert.deepEqual(Object.fromEntries(b.c!.root.sections.get('passwd')!.attribs), { 'https://b.example/': 'u:p', 'http://a.example/': 'v:q' });
+    assert.deepEqual(at(b.c, 'subdomains|elastic_auth_2|headers'), ['Authorization: Basic djpx']);
+    assert.deepEqual(at(b.c, 'subdomains|elastic_auth_2|include_uris|prefix'), ['http://a.example/']);
   });
 
   it('a domain URL ending in "/" is read with a warning; seeds and hosts are normalised and listed once', () => {

@@ -11,6 +11,14 @@
  */
 export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'info': ['test/config/honoured.test.ts'],
+  'trawl_elastic': ['test/elastic/event-log.test.ts'],
+  'trawl_elastic.events': ['test/elastic/event-log.test.ts'],
+  'trawl_sinks.<sink>.file_naming': ['test/elastic/sinks.test.ts'],
+  'trawl_sinks.<sink>.pipeline_params': ['test/elastic/sinks.test.ts'],
+  'trawl_sinks.<sink>.ssl_verify': ['test/elastic/sinks.test.ts'],
+  'trawl_sinks.<sink>.ca_path': ['test/elastic/sinks.test.ts'],
+  'trawl_sinks.<sink>.bulk_max_items': ['test/elastic/sinks.test.ts'],
+  'trawl_sinks.<sink>.bulk_max_bytes': ['test/elastic/sinks.test.ts'],
   'fetch_timeout': ['test/engine/crawl.test.ts', 'test/engine/hostile.test.ts'],
   'allowed_types': ['test/engine/pipeline/pipeline.test.ts', 'test/fetch/mime.test.ts'],
   'allowed_schemes': ['test/cli/urltest.test.ts', 'test/extract/html.test.ts', 'test/cli/crawl-ftp.test.ts'],

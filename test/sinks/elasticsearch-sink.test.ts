@@ -6,8 +6,6 @@
 // one mock in this file, and everything the sink sent is asserted on the
 // bytes that reached it.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ElasticsearchSink, indexNameOf } from '../../src/sinks/elasticsearch-sink.ts';
 import { Feeder } from '../../src/sinks/feeder.ts';
@@ -17,58 +15,7 @@ import type { SearchDocument } from '../../src/sinks/document.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { sha1, storeWithDocs } from '../support/feed-store.ts';
 
-interface Received {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: IncomingMessage['headers'];
-  readonly lines: unknown[];
-  readonly raw: string;
-}
-
-type Answer = (r: Received) => { status: number; body: string };
-
-/** Every action succeeds, as Elasticsearch answers a clean bulk request. */
-const allOk: Answer = (r) => ({ status: 200, body: JSON.stringify({ errors: false, items: actions(r).map((a) => ({ [a]: { status: a === 'delete' ? 200 : 201 } })) }) });
-
-function actions(r: Received): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < r.lines.length; i++) {
-    const a = Object.keys(r.lines[i] as object)[0]!;
-    out.push(a);
-    if (a === 'index') i++; // the document line
-  }
-  return out;
-}
-
-class StandIn {
-  readonly received: Received[] = [];
-  answer: Answer = allOk;
-  private server: Server | undefined;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const r: Received = {
-          method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw,
-          lines: raw.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown),
-        };
-        this.received.push(r);
-        const a = this.answer(r);
-        res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body);
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
-  }
-}
+import { actions, allOk, StandIn } from '../support/es-standin.ts';
 
 const doc = (url: string, collection = 'Web News'): SearchDocument => ({
   id: sha1(url), url, url_scheme: 'http', url_host: 'a.test', url_port: '80', url_path: new URL(url).pathname,

@@ -16,6 +16,8 @@
  * may start as soon as the pipeline first waits (PageFetcher).
  */
 
+import type { CrawlEvent } from '../crawl-types.ts';
+import { urlSeed } from '../elastic-events.ts';
 import type { DocSkipCode } from '../../core/skip-codes.ts';
 import type { ErrorKey, ResponseOutcome } from '../../fetch/http-fetcher.ts';
 import { bump } from '../cycle-stats.ts';
@@ -71,7 +73,9 @@ export class ClassifyStage implements PageStage {
     st.download(o.durationMs / 1000, o.body.length);
     if (o.headers['last-modified']) st.add('HasLastMod');
     if (o.headers.etag) st.add('HasETag');
-    env.events.emit({ type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms` });
+    const fetched: CrawlEvent = { type: 'fetch', url: uri.url, status: o.status, message: `${o.status} ${o.body.length} bytes in ${Math.round(o.durationMs)} ms` };
+    // The Elastic event log's url-fetch also has the body bytes, the duration and a redirect's target.
+    env.events.emit(env.events.elastic ? { ...fetched, bytes: o.body.length, durationMs: o.durationMs, ...(REDIRECT_STATUSES.has(o.status) ? { location: redirectTarget(uri.url, o.headers.location), redirectCount: uri.redirects + 1 } : {}) } : fetched);
 
     if (REDIRECT_STATUSES.has(o.status)) return this.redirect(ctx, o);
     if (o.status === 304) return UNCHANGED;
@@ -109,7 +113,22 @@ export class ClassifyStage implements PageStage {
     const max = this.env.rt.settings.maxRedirects;
     if (uri.redirects + 1 > max) return { kind: 'redirect', to: target, code: 'nr', reason: `more than max_redirects (${max}) redirects` };
     const next = this.env.screening.admit(uri, target, true, ctx.site.site);
-    if (next) ctx.links.push(next);
+    if (next) {
+      const elastic = this.env.events.elastic;
+      if (elastic) this.env.events.emitElastic(urlSeed(elastic, next.url, uri.url, next.depth + 1, 'redirect'));
+      ctx.links.push(next);
+    }
     return { kind: 'redirect', to: target, code: undefined, reason: '' };
+  }
+}
+
+/** A redirect's Location resolved against the URL it answered (the Elastic event log's crawler.url.redirect.location). */
+function redirectTarget(url: string, location: string | string[] | undefined): string | undefined {
+  const l = Array.isArray(location) ? location[0] : location;
+  if (l === undefined) return undefined;
+  try {
+    return new URL(l, url).href;
+  } catch {
+    return undefined;
   }
 }

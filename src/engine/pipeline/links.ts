@@ -1,6 +1,7 @@
 import { reservedNumber } from '../../core/fingerprint-cache.ts';
 import { URI_SKIP_CODE_LIST } from '../../core/skip-codes.ts';
 import { queueSentLinks } from '../seeding.ts';
+import { urlDiscover, urlSeed } from '../elastic-events.ts';
 import type { CycleEnv } from '../cycle-env.ts';
 import type { PageContext, PageStage } from './page-context.ts';
 
@@ -42,7 +43,10 @@ export class LinksStage implements PageStage {
     const known = x.screened;
     if (ctx.nofollow) {
       const all = x.links.length + (known?.links ?? 0);
-      if (all > 0) screening.skipUri(site.site, 'nf', uri.url, `nofollow: ${all} links not followed`);
+      // The Elastic event log: one url-discover denial (nofollow) per link of the page.
+      if (env.events.elastic) {
+        for (const l of x.links) if (l.kind !== 'redirect' && l.kind !== 'canonical' && l.kind !== 'feed') screening.skipUri(site.site, 'nf', l.url, 'nofollow: the page\'s robots meta tag says nofollow', uri.url);
+      } else if (all > 0) screening.skipUri(site.site, 'nf', uri.url, `nofollow: ${all} links not followed`);
       return;
     }
     if (known && known.links > 0) {
@@ -61,7 +65,7 @@ export class LinksStage implements PageStage {
     for (const l of x.links) {
       if (l.kind === 'redirect' || l.kind === 'canonical' || l.kind === 'feed') continue;
       if (l.nofollow && settings.checkMetaRobots) {
-        screening.skipUri(site.site, 'nf', l.url, 'rel=nofollow');
+        screening.skipUri(site.site, 'nf', l.url, 'rel=nofollow', uri.url);
         continue;
       }
       let knownSite = rawFirst ? screening.cache.get(l.url) : undefined;
@@ -86,6 +90,11 @@ export class LinksStage implements PageStage {
       }
       const q = screening.admit(uri, target, false, site.site);
       if (q) {
+        const elastic = env.events.elastic;
+        if (elastic) {
+          env.events.emitElastic(urlDiscover(elastic, q.url, uri.url, q.depth + 1));
+          env.events.emitElastic(urlSeed(elastic, q.url, uri.url, q.depth + 1, 'organic'));
+        }
         links.push(q);
         st.add(q.site === site.site ? 'Local' : 'LocalFwd');
       }

@@ -1,4 +1,5 @@
 import { siteOf } from '../../core/url.ts';
+import { urlDiscover, urlSeed } from '../elastic-events.ts';
 import { inSitemapScope, parseSitemap } from '../../extract/sitemap.ts';
 import { sitemapDepthOf, URI_FLAGS, withSitemapDepth } from '../../store/crawl-store.ts';
 import type { CycleEnv } from '../cycle-env.ts';
@@ -55,6 +56,11 @@ export class SitemapStage implements PageStage {
         if (!url || !inSitemapScope(uri.url, url, true)) continue;
         const q = env.screening.admit(uri, url, false, site.site);
         if (!q) continue;
+        const elastic = env.events.elastic;
+        if (elastic) {
+          env.events.emitElastic(urlDiscover(elastic, url, uri.url, uri.depth + 1));
+          env.events.emitElastic(urlSeed(elastic, url, uri.url, uri.depth + 1, 'sitemap'));
+        }
         links.push({ ...q, depth: uri.depth, hops: 0, parent: uri.url });
         meta.push({ url, lastmod: entry.lastmod, changefreq: entry.changefreq, priority: entry.priority });
       }
