@@ -88,7 +88,7 @@ describe('the Open Crawler example configurations', () => {
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /<attrib name="max_elastic_tag_bytes" type="integer"> 512 <\/attrib>/);
     assert.match(r.out, /<attrib name="max_data_attribute_bytes" type="integer"> 512 <\/attrib>/);
-    assert.match(r.out.replaceAll('&quot;', '"'), /<section name="trawl_extraction_rulesets">\s*<section name="http:\/\/localhost:8000">\s*<attrib name="rulesets" type="list-string">\s*<member> \{"url_filters":\[\{"type":"begins","pattern":"\/blog"\}\],"rules":\[\{"action":"extract","field_name":"author"/);
+    assert.match(r.out.replaceAll('&quot;', '"'), /<section name="trawl_extraction_rulesets">\s*<section name="localhost_8000_1">\s*<attrib name="domain" type="string"> http:\/\/localhost:8000 <\/attrib>\s*<attrib name="url_filters" type="list-string">\s*<member> begins \/blog <\/member>\s*<\/attrib>\s*<attrib name="rules" type="list-string">\s*<member> \{"action":"extract","field_name":"author"/);
     assert.match(r.out, /<attrib name="url" type="string"> http:\/\/localhost:9200 <\/attrib>/);
     // http_auth_allowed is false and the domain is http: the crawler sends no credentials, and says so.
     assert.doesNotMatch(r.out, /name="passwd"/);
