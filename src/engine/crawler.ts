@@ -131,6 +131,18 @@ export class CollectionCrawl {
     this.wake();
   }
 
+  /** True when the running cycle knows of URIs to fetch from `site` (queued, or leased and not started). */
+  hasWork(site: string): boolean {
+    return this.prepared && (this.env.sched.peek(site)?.hasWork ?? false);
+  }
+
+  /** The running cycle's state of a site, for a node that may give it away (multinode): idle, and when its next request may start. */
+  siteIdle(site: string): { idle: boolean; nextStartMs: number } {
+    const s = this.prepared ? this.env.sched.peek(site) : undefined;
+    if (!s) return { idle: true, nextStartMs: 0 };
+    return { idle: s.inFlight === 0 && s.committing === 0 && !s.busy && s.buffer.length === 0, nextStartMs: s.gate.nextStartMs };
+  }
+
   /** Tells the running cycle that `n` URIs of a site became leasable (a quarantine ended). */
   noteWork(site: string, n: number): void {
     if (n > 0 && this.prepared) this.env.sched.addWork(site, n);

@@ -162,6 +162,13 @@ export interface PostgresStoreOptions {
    * and `trawl serve` open. Default false (tests open several at once).
    */
   readonly exclusive?: boolean;
+  /**
+   * A node of a multinode installation (installation.ts): `lease` takes
+   * URIs only of the sites routed to `owner`, and `recoverLeases` puts back
+   * only this node's own leases and expired ones (other nodes' fetches
+   * under way are theirs).
+   */
+  readonly routed?: boolean;
 }
 
 export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
@@ -171,6 +178,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   readonly owner: string;
   private readonly pool: Pool;
   private readonly leaseTtlMs: number;
+  private readonly routed: boolean;
   private readonly commits: GroupCommit;
   private closed = false;
   /** The last call of `inOrder`: the next one starts when it has ended. */
@@ -183,6 +191,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     this.pool = pool;
     this.owner = opts.owner ?? `${hostname()}:${process.pid}`;
     this.leaseTtlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.routed = opts.routed === true;
     this.commits = new GroupCommit(this, { windowMs: opts.commitWindowMs ?? 3 });
   }
 
@@ -384,7 +393,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
 
   async lease(collection: string, site: string, n: number): Promise<LeasedUri[]> {
     if (n <= 0) return [];
-    const rows = (await this.run('lease', [collection, site, n, this.owner, this.leaseTtlMs])).rows;
+    const rows = (await this.run(this.routed ? 'leaseRouted' : 'lease', [collection, site, n, this.owner, this.leaseTtlMs])).rows;
     // RETURNING has no order of its own: the lease's order is priority, then FIFO position.
     rows.sort((a, b) => Number(a.priority) - Number(b.priority) || Number(a.seq) - Number(b.seq));
     return rows.map(toLeased);
@@ -400,6 +409,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   }
 
   async recoverLeases(collection: string): Promise<{ recovered: number; crashedTwice: LeasedUri[] }> {
+    if (this.routed) return { recovered: (await this.run('recoverOwn', [collection, this.owner])).rowCount, crashedTwice: [] };
     return this.tx(async (c) => {
       const crashedTwice = (await this.run('crashedTwice', [collection], c)).rows.map(toLeased);
       return { recovered: (await this.run('recover', [collection], c)).rowCount, crashedTwice };
