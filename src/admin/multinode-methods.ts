@@ -15,6 +15,7 @@
  *   CollectionGetSiteRoutingAddress    the site's node           the site's node
  *   CollectionGetStatistics(2)         its own                   summed over the live nodes, with SumActiveSites, SumPPChecksums
  *   operator methods (FORWARDED)       its own                   its own on the database, then forwarded to every live node
+ *                                                                (so that each node's runner sees the change now)
  */
 
 import { TrawlError } from '../core/errors.ts';
@@ -124,7 +125,7 @@ function forwarded(method: string): Override {
 
 /** The methods forwarded from the scheduler to every node after its own answer: they act on each node's running crawl. */
 const FORWARDED = [
-  'CollectionSuspend', 'CollectionResume', 'CollectionRefetch', 'CollectionPreemptSite', 'CollectionQuarantineSite',
+  'AddURIs', 'CollectionRefetchURI', 'CollectionSuspend', 'CollectionResume', 'CollectionRefetch', 'CollectionPreemptSite', 'CollectionQuarantineSite',
   'CollectionEnableRefreshOnly', 'CollectionDisableRefreshOnly', 'CollectionSuspendFeeding', 'CollectionResumeFeeding',
 ];
 
