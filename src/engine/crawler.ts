@@ -137,10 +137,10 @@ export class CollectionCrawl {
   }
 
   /** The running cycle's state of a site, for a node that may give it away (multinode): idle, and when its next request may start. */
-  siteIdle(site: string): { idle: boolean; nextStartMs: number } {
+  siteIdle(site: string): { idle: boolean; hasWork: boolean; nextStartMs: number } {
     const s = this.prepared ? this.env.sched.peek(site) : undefined;
-    if (!s) return { idle: true, nextStartMs: 0 };
-    return { idle: s.inFlight === 0 && s.committing === 0 && !s.busy && s.buffer.length === 0, nextStartMs: s.gate.nextStartMs };
+    if (!s) return { idle: true, hasWork: false, nextStartMs: 0 };
+    return { idle: s.inFlight === 0 && s.committing === 0 && !s.busy && s.buffer.length === 0, hasWork: s.hasWork, nextStartMs: s.gate.nextStartMs };
   }
 
   /** Tells the running cycle that `n` URIs of a site became leasable (a quarantine ended). */

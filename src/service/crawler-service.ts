@@ -224,7 +224,7 @@ export class CrawlerService {
     inst.start({
       collections: () => (this.phase === 'running' ? this.live().map((c) => c.name) : []),
       clusterOf: (collection, site) => clusterOf(this.collections.get(collection)?.settings, site),
-      idleSite: (collection, site) => this.collections.get(collection)?.crawl?.siteIdle(site) ?? { idle: true, nextStartMs: 0 },
+      idleSite: (collection, site) => this.collections.get(collection)?.crawl?.siteIdle(site) ?? { idle: true, hasWork: false, nextStartMs: 0 },
       work: (collection, sites) => {
         const crawl = this.collections.get(collection)?.crawl;
         if (!crawl) return;
@@ -234,6 +234,7 @@ export class CrawlerService {
       recoverExpired: (collection) => store.recoverExpiredLeases(collection),
       logLevel: (mask) => this.setLogLevel(mask),
       sync: () => this.syncCollections(),
+      error: (err) => this.o.log.warn({ err }, `multinode: this member's tick failed (heartbeat, routing); tried again in ${inst.beatMs} ms`),
     });
   }
 

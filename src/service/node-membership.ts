@@ -31,8 +31,8 @@ export function clusterOf(settings: CollectionSettings | undefined, site: string
     if (hosts?.some((h) => h.trim().toLowerCase() === host)) return `cluster:${name}`;
   }
   if (settings.domainClustering) {
-    const bare = host.startsWith('[') ? host : host;
-    const domain = /^[\d.]+$/.test(bare) || bare.startsWith('[') ? bare : getPublicSuffix(bare) ?? bare;
+    // Special-use names (.test, .example, .localhost…) count as suffixes, as the public suffix list would have them.
+    const domain = /^[\d.]+$/.test(host) || host.startsWith('[') ? host : getPublicSuffix(host, { allowSpecialUseDomain: true, ignoreError: true }) ?? host;
     return `domain:${domain}`;
   }
   return site;

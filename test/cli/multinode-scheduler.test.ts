@@ -27,7 +27,7 @@ after(async () => {
 const HOSTS = Array.from({ length: 8 }, (_, i) => `127.0.34.${i + 1}`);
 /** One site_clusters group: these three hosts are always routed to one node. */
 const CLUSTER = HOSTS.slice(0, 3);
-const PAGES = 8;
+const PAGES = 12;
 const DELAY_S = 0.5;
 
 function sites(port: number): Record<string, Record<string, string>> {
@@ -192,6 +192,36 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       assert.equal(part('s', 'cur').SumActiveSites, part('n1', 'cur').ActiveSites! + part('n2', 'cur').ActiveSites!);
       assert.equal(part('n1', 'cur').SumActiveSites, undefined, 'a node has no Sum* attributes');
       const cur = (k: string): Section => part(k, 'complete');
+
+      // domain_clustering: the hosts of one domain are routed to one node. A second collection, suspended
+      // on the whole installation (CollectionSuspend forwarded to the nodes), so that its URIs are routed
+      // but never fetched: these names resolve nowhere, and nothing here may ask a DNS server.
+      const DOMAINS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+      const named = DOMAINS.flatMap((d) => ['a', 'b', 'c'].map((h) => `http://${h}.${d}.test/`));
+      const domains = join(dir, 'domains.xml');
+      writeFileSync(domains, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="domains">
+        <attrib name="domain_clustering" type="boolean">yes</attrib><attrib name="refresh" type="real">600</attrib>
+        <section name="include_domains"><attrib name="suffix" type="list-string">${m(DOMAINS.map((d) => `.${d}.test`))}</attrib></section>
+      </DomainSpecification></CrawlerConfig>`);
+      assert.deepEqual(rpc({ S }, { add: `S.CollectionAdd(open(${JSON.stringify(domains)}).read(), 0)` }).add, [1, 'collection domains added or updated']);
+      await until('the nodes having the collection', () => {
+        const l = rpc({ N1, N2 }, { n1: 'N1.CollectionGetList()', n2: 'N2.CollectionGetList()' });
+        return (l.n1 as string[]).includes('domains') && (l.n2 as string[]).includes('domains');
+      }, 30_000);
+      const suspended = rpc({ S, N1, N2 }, { s: 'S.CollectionSuspend("domains")', n1: 'N1.CollectionGetStatus("domains")', n2: 'N2.CollectionGetStatus("domains")' });
+      assert.deepEqual(suspended, { s: [1, 'collection domains suspended'], n1: 'suspended', n2: 'suspended' });
+      const added = rpc({ S }, { a: `S.AddURIs("domains", 0, ${JSON.stringify(named)})` });
+      assert.equal((added.a as [number, string])[0], 1, JSON.stringify(added));
+      await until('the named sites routed', async () => (await query(url, "SELECT 1 FROM trawl_site_routes WHERE collection = 'domains'")).length === named.length, 30_000)
+        .catch(async (err: unknown) => {
+          throw new Error(`${(err as Error).message}: ${JSON.stringify(added)} ${JSON.stringify(await query(url, "SELECT url, state, site FROM frontier WHERE collection = 'domains'"))} ${JSON.stringify(await query(url, "SELECT * FROM trawl_site_routes WHERE collection = 'domains'"))}`);
+        });
+      const routes = await query<{ site: string; node: string }>(url, "SELECT site, node FROM trawl_site_routes WHERE collection = 'domains'");
+      for (const d of DOMAINS) {
+        const nodes = new Set(routes.filter((r) => r.site.endsWith(`.${d}.test:80`) || r.site.endsWith(`.${d}.test`)).map((r) => r.node));
+        assert.equal(nodes.size, 1, `${d}.test on ${[...nodes].join(', ')}: ${JSON.stringify(routes)}`);
+      }
+      assert.equal(new Set(routes.map((r) => r.node)).size, 2, 'the domains are spread over both nodes');
       t.diagnostic(`downloaded: n1 ${cur('n1').Downloaded}, n2 ${cur('n2').Downloaded}; forwarded ${cur('s').NodeSchedulerFwd}`);
     } finally {
       for (const d of daemons) {

@@ -63,8 +63,8 @@ export interface TickHooks {
   collections(): readonly string[];
   /** The cluster a site belongs to (domain_clustering, site_clusters); the site itself when none. */
   clusterOf(collection: string, site: string): string;
-  /** A site this node may give away now: nothing leased, in flight or committing; and when its next request may start (ms). */
-  idleSite(collection: string, site: string): { idle: boolean; nextStartMs: number };
+  /** A site this node may give away now: nothing leased, in flight or committing; whether it has work left; and when its next request may start (ms). */
+  idleSite(collection: string, site: string): { idle: boolean; hasWork: boolean; nextStartMs: number };
   /** Sites of this node with queued URIs (after the routes were read): a running crawl is told. */
   work(collection: string, sites: ReadonlyArray<{ site: string; queued: number }>): void;
   /** Leases this node holds are renewed by the crawl store (PostgresCrawlStore.renewLeases). */
@@ -73,6 +73,8 @@ export interface TickHooks {
   recoverExpired(collection: string): Promise<number>;
   /** The installation's log level changed (SetLogLevel forwarded through the database). */
   logLevel?(mask: number): void;
+  /** A tick failed (the database unreachable, above all): it is tried again at the next one. */
+  error?(err: unknown): void;
   /** First on each tick: the member's collections follow the database's. */
   sync?(): Promise<void>;
 }
@@ -90,6 +92,8 @@ export class Installation {
   /** collection → site → node (another one). */
   private others = new Map<string, Map<string, string>>();
   private lastBeatMs = 0;
+  /** collection NUL site: sites this node is giving away in the routing step under way (not its own any more). */
+  private readonly giving = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private lastLogLevel: number | undefined;
@@ -139,7 +143,7 @@ export class Installation {
   start(hooks: TickHooks): void {
     this.hooks = hooks;
     const loop = (): void => {
-      this.ticking = this.tick().catch(() => {}).finally(() => {
+      this.ticking = this.tick().catch((err: unknown) => this.hooks?.error?.(err)).finally(() => {
         this.ticking = undefined;
         if (this.hooks) this.timer = setTimeout(loop, this.beatMs);
       });
@@ -160,6 +164,7 @@ export class Installation {
 
   /** 'me', 'other' (routed to another node) or undefined (not routed yet), as of the last tick. */
   ownerOf(collection: string, site: string): 'me' | 'other' | undefined {
+    if (this.giving.size > 0 && this.giving.has(`${collection}\u0000${site}`)) return 'other';
     if (this.owned.get(collection)?.has(site)) return 'me';
     return this.others.get(collection)?.has(site) ? 'other' : undefined;
   }
@@ -199,12 +204,15 @@ export class Installation {
       await c.query('COMMIT');
     } catch (err) {
       await c.query('ROLLBACK').catch(() => {});
+      // Nothing was given away: the sites are this node's again.
+      this.giving.clear();
       throw err;
     } finally {
       c.release();
     }
     for (const coll of collections) await hooks.recoverExpired(coll);
     await this.readRoutes(collections, hooks);
+    this.giving.clear();
   }
 
   /** Live node-role members, by name (the heartbeat within the timeout). */
@@ -263,13 +271,21 @@ export class Installation {
     if (mine.size > share) {
       const sitesOf = new Map<string, string[]>();
       for (const r of routes) if (r.node === this.name) sitesOf.set(r.cluster, [...(sitesOf.get(r.cluster) ?? []), r.site]);
-      for (const cluster of [...mine]) {
+      // Clusters with work to do first: giving away a finished site balances nothing.
+      const candidates = [...mine].map((cluster) => {
+        const states = (sitesOf.get(cluster) ?? []).map((s) => hooks.idleSite(collection, s));
+        return { cluster, states, work: states.some((s) => s.hasWork) };
+      }).sort((a, b) => Number(b.work) - Number(a.work));
+      for (const { cluster } of candidates) {
         if (mine.size <= share) break;
         const to = leastLoaded(this.name);
         if (to === '' || (clustersOf.get(to)?.size ?? 0) + 1 >= mine.size) break;
-        const states = (sitesOf.get(cluster) ?? []).map((s) => hooks.idleSite(collection, s));
-        if (!states.every((s) => s.idle)) continue;
-        await move(cluster, to, Math.max(0, ...states.map((s) => s.nextStartMs)));
+        // Checked again now, and given up at once (no await between): from here this node starts no fetch of them.
+        const sites = sitesOf.get(cluster) ?? [];
+        const now = sites.map((site) => hooks.idleSite(collection, site));
+        if (!now.every((x) => x.idle)) continue;
+        for (const site of sites) this.giving.add(`${collection}\u0000${site}`);
+        await move(cluster, to, Math.max(0, ...now.map((x) => x.nextStartMs)));
       }
     }
   }
