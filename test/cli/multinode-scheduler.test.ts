@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { tempDir } from '../support/crawl-harness.ts';
-import { spawnServe } from '../support/daemon.ts';
+import { spawnServe, TRAWL_BIN } from '../support/daemon.ts';
 import { startNginxHosts } from '../support/nginx-hosts.ts';
 import { freePort } from '../support/ports.ts';
 import { startPostgres, type PostgresServer } from '../support/postgres.ts';
@@ -230,5 +230,20 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       }
       await nginx.stop();
     }
+  });
+});
+
+describe('trawl serve --role, --node on a store that cannot be shared', () => {
+  it('refuses a multinode role without a PostgreSQL store, and an unknown role, with exit 64', () => {
+    const run = (args: string[]): { status: number | null; stderr: string } => {
+      const r = spawnSync(process.execPath, [TRAWL_BIN, 'serve', '--data', join(dir, 'refused'), '--port', '0', ...args], { encoding: 'utf8', timeout: 60_000 });
+      return { status: r.status, stderr: r.stderr };
+    };
+    const sqlite = run(['--role', 'scheduler']);
+    assert.equal(sqlite.status, 64, sqlite.stderr);
+    assert.match(sqlite.stderr, /--node and --role need a PostgreSQL crawl store \(--store postgres:\/\/…\), not .*trawl\.db/);
+    const role = run(['--role', 'leader', '--store', 'postgres://u@127.0.0.1:1/x']);
+    assert.equal(role.status, 64, role.stderr);
+    assert.match(role.stderr, /--role leader: give node \(with --node NAME\) or scheduler/);
   });
 });
