@@ -77,7 +77,7 @@ export class CollectionCrawl {
     this.store = opts.store;
     this.now = opts.now ?? Date.now;
     this.events = new CrawlEvents(opts.onEvent);
-    this.stats = new CycleStats(opts.store, config.name, this.events, this.now);
+    this.stats = new CycleStats(opts.store, config.name, this.events, this.now, opts.routing !== undefined);
     this.duplicates = new DuplicateDetector(opts.store, config.name);
   }
 
