@@ -11,7 +11,7 @@
  *   GetSiteManagerNum                  1                         0
  *   GetNodeSchedulerXmlRpcPorts        fault                     [[host, port], …] of the live nodes
  *   SetLogLevel                        its own                   forwarded to every live node first; 0 if one failed
- *   CollectionAdd / CollectionDelete   fault unless Force is 1   the installation's (the database; nodes follow)
+ *   CollectionAdd / CollectionDelete   fault unless Force is 1   the installation's: written, and forwarded with Force 1 to every live node
  *   CollectionGetSiteRoutingAddress    the site's node           the site's node
  *   CollectionGetStatistics(2)         its own                   summed over the live nodes, with SumActiveSites, SumPPChecksums
  *   operator methods (FORWARDED)       its own                   its own on the database, then forwarded to every live node
@@ -129,13 +129,26 @@ const FORWARDED = [
   'CollectionEnableRefreshOnly', 'CollectionDisableRefreshOnly', 'CollectionSuspendFeeding', 'CollectionResumeFeeding',
 ];
 
-function refuseOnNode(what: string): Override {
-  return (svc, args, single) => {
+/**
+ * CollectionAdd, CollectionDelete: a node refuses them without Force 1;
+ * the scheduler forwards them (with Force 1) to every live node, so that a
+ * node's running crawl takes an updated configuration now, and stops a
+ * deleted collection before its rows go: a delete goes to the nodes
+ * first, an add after the scheduler has written the configuration.
+ */
+function installationWide(method: 'CollectionAdd' | 'CollectionDelete'): Override {
+  return async (svc, args, single) => {
     const force = args[args.length - 1];
-    if (svc.role === 'node' && force !== 1) {
-      throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `this server is a node scheduler of a multinode installation: ${what} goes to the multinode scheduler, or give Force 1 (MS-FSCADM 2.2.9.3, 2.2.9.4)`);
+    if (svc.role === 'node') {
+      if (force !== 1) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `this server is a node scheduler of a multinode installation: ${method} goes to the multinode scheduler, or give Force 1 (MS-FSCADM 2.2.9.3, 2.2.9.4)`);
+      return single(svc, args);
     }
-    return single(svc, args);
+    const forward = (): Promise<{ failed: string[] }> => forwardAll(svc, method, [...args.slice(0, -1), 1]);
+    const before = method === 'CollectionDelete' ? await forward() : { failed: [] };
+    const own = await single(svc, args);
+    const { failed } = method === 'CollectionAdd' ? await forward() : before;
+    if (failed.length > 0) return [0, `${Array.isArray(own) ? String(own[1]) : 'done'}; not done on ${failed.join('; ')} (a node follows the database within a heartbeat)`];
+    return own;
   };
 }
 
@@ -157,8 +170,8 @@ const OVERRIDES: Record<string, Override> = {
     await svc.installation!.setLogLevel(args[0] as number);
     return failed.length === 0 ? 1 : 0;
   },
-  CollectionAdd: refuseOnNode('CollectionAdd'),
-  CollectionDelete: refuseOnNode('CollectionDelete'),
+  CollectionAdd: installationWide('CollectionAdd'),
+  CollectionDelete: installationWide('CollectionDelete'),
   CollectionGetSiteRoutingAddress: async (svc, [c, site]) => {
     if (!svc.has(c as string)) throw new TrawlError('TRAWL_ERR_CONFIG_NOT_FOUND', `no collection named ${JSON.stringify(c)}`);
     const node = await svc.installation!.routeOf(c as string, sitesOfHostport(site as string));

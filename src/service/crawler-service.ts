@@ -249,8 +249,10 @@ export class CrawlerService {
     const names = new Set<string>();
     for (const row of rows) {
       if (row.name.startsWith('\u0000')) continue;
+      // A collection being deleted is gone for this member: the member deleting it removes its rows.
+      if (row.state === ZOMBIE) continue;
       names.add(row.name);
-      if (this.collections.has(row.name) || row.state === ZOMBIE) continue;
+      if (this.collections.has(row.name)) continue;
       const r = readConfigXml(row.configXml, `collection ${row.name}`);
       const c = r.document.collections[0];
       if (!c || hasErrors(r.diagnostics)) continue;
@@ -564,6 +566,13 @@ export class CrawlerService {
       const cert = clientCertDiagnostics(merged, process.cwd()).filter((d) => d.severity === 'error');
       if (cert.length > 0) throw new TrawlError('TRAWL_ERR_CLIENT_CERT', cert.map(describe).join('; '));
       await this.o.store.putCollection(merged.name, writeConfigXml(merged), this.now());
+      // A member of an installation may have started it meanwhile from the database (syncCollections): that one is replaced.
+      const started = this.collections.get(merged.name);
+      if (started && started !== present && started.status !== ZOMBIE) {
+        this.collections.delete(merged.name);
+        await started.stop();
+        await started.runtime.content.close();
+      }
       if (present) {
         await present.stop();
         await present.runtime.content.close();

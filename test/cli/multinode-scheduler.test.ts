@@ -226,6 +226,13 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
         assert.equal(nodes.size, 1, `${d}.test on ${[...nodes].join(', ')}: ${JSON.stringify(routes)}`);
       }
       assert.equal(new Set(routes.map((r) => r.node)).size, 2, 'the domains are spread over both nodes');
+      // CollectionDelete on the scheduler: gone from every node and from the database.
+      assert.deepEqual(rpc({ S }, { d: 'S.CollectionDelete("domains", 0)' }).d, [1, 'collection domains is being deleted']);
+      await until('the collection gone everywhere', async () => {
+        const l = rpc({ S, N1, N2 }, { s: 'S.CollectionGetList()', n1: 'N1.CollectionGetList()', n2: 'N2.CollectionGetList()' });
+        const rows = await query(url, "SELECT 1 FROM frontier WHERE collection = 'domains' UNION ALL SELECT 1 FROM collections WHERE name = 'domains'");
+        return rows.length === 0 && [l.s, l.n1, l.n2].every((x) => JSON.stringify(x) === '["multi"]');
+      }, 30_000);
       t.diagnostic(`downloaded: n1 ${cur('n1').Downloaded}, n2 ${cur('n2').Downloaded}; forwarded ${cur('s').NodeSchedulerFwd}`);
     } finally {
       for (const d of daemons) {

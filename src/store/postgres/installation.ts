@@ -200,6 +200,8 @@ export class Installation {
     try {
       await c.query('BEGIN');
       await c.query('SELECT pg_advisory_xact_lock($1)', [ROUTE_LOCK]);
+      // The routes of deleted collections go with them.
+      await c.query('DELETE FROM trawl_site_routes r WHERE NOT EXISTS (SELECT 1 FROM collections c WHERE c.name = r.collection)');
       for (const coll of collections) await this.route(c, coll, hooks);
       await c.query('COMMIT');
     } catch (err) {
