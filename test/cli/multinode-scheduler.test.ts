@@ -126,6 +126,8 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       const N2 = addr.get('n2')!.rpc;
       await until('n2 taking a share', async () => (await query(url, "SELECT 1 FROM trawl_site_routes WHERE node = 'n2'")).length >= 2, 30_000);
 
+      const routeNow = async (): Promise<string | undefined> => (await query<{ node: string }>(url, 'SELECT node FROM trawl_site_routes WHERE site = $1', [nginx.origin(HOSTS[5]!)]))[0]?.node;
+      const routedBefore = await routeNow();
       const byRole = rpc({ S, N1, N2 }, {
         sMulti: 'S.IsMultiNodeScheduler()', n1Multi: 'N1.IsMultiNodeScheduler()',
         sDist: 'S.IsDistributed()', n1Dist: 'N1.IsDistributed()', n2Dist: 'N2.IsDistributed()',
@@ -150,10 +152,12 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       assert.deepEqual(byRole.n2List, ['multi'], 'a node started after CollectionAdd finds the collection in the database');
       assert.match(String((byRole.n1Add as { fault: string }).fault), /node scheduler of a multinode installation.*Force 1/);
       assert.match(String((byRole.n2Delete as { fault: string }).fault), /node scheduler of a multinode installation.*Force 1/);
-      const routedTo = (await query<{ node: string }>(url, 'SELECT node FROM trawl_site_routes WHERE site = $1', [nginx.origin(HOSTS[5]!)]))[0]!.node;
-      const expectRoute = routedTo === 'n1' ? a1 : a2;
-      assert.deepEqual(byRole.sRoute, [1, [expectRoute.host, expectRoute.port]]);
-      assert.deepEqual(byRole.n1Route, byRole.sRoute);
+      // The route as the database held it before or after the calls (the share may still be moving to n2).
+      const routedAfter = await routeNow();
+      const answerOf = (node: string | undefined): unknown => [1, [(node === 'n1' ? a1 : a2).host, (node === 'n1' ? a1 : a2).port]];
+      const expected = [answerOf(routedBefore), answerOf(routedAfter)].map((x) => JSON.stringify(x));
+      assert.ok(expected.includes(JSON.stringify(byRole.sRoute)), `${JSON.stringify(byRole.sRoute)}: routed to ${routedBefore}, then ${routedAfter}`);
+      assert.ok(expected.includes(JSON.stringify(byRole.n1Route)), `${JSON.stringify(byRole.n1Route)}: routed to ${routedBefore}, then ${routedAfter}`);
       // SetLogLevel: forwarded to each node before the scheduler answers.
       assert.equal(byRole.setLevel, 1);
       assert.deepEqual([byRole.n1Level, byRole.n2Level], [0x04 | 0x08 | 0x10, 0x04 | 0x08 | 0x10]);
