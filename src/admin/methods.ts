@@ -11,6 +11,7 @@ import { VERSION } from '../core/version.ts';
 import { sitesOfHostport, type AddedUris, type CrawlerService, type NotAdded } from '../service/crawler-service.ts';
 import { encodeCollectionStatistics2, encodeGlobalStatistics, encodeSiteStatisticsDictionary, encodeStatisticsDictionary } from '../stats/statistics.ts';
 import { readUriFile } from './uri-file.ts';
+import { MULTINODE_METHODS } from './multinode-methods.ts';
 import { VALIDATOR1_METHODS } from './validator1.ts';
 import { isStruct, XmlRpcDouble, type XmlRpcStruct, type XmlRpcValue } from './xmlrpc.ts';
 import { MAX_LOG_LINES } from '../service/crawl-log.ts';
@@ -125,7 +126,7 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
   AddURIs: { params: [C, ['Urgent', 'int'], ['URIs', 'array']], run: async (s, [c, u, list]) => added(await s.addUris(c as string, uriList(list!, 'URIs'), flag(u!, 'Urgent'))) },
   AddURIFile: { params: [C, ['Urgent', 'int'], ['URIFile', 'string']], run: async (s, [c, u, f]) => added(await addUriFile(s, c!, u!, f!)) },
   CollectionAdd: { params: [['ConfigData', 'string'], ['Force', 'int']], run: async (s, [xml, force]) => {
-    flag(force!, 'Force'); // a single node ignores Force (2.2.9.3)
+    flag(force!, 'Force'); // a single node ignores Force (2.2.9.3); a node scheduler: multinode-methods.ts
     const names = await s.addCollection(xml as string);
     return ok(`collection${names.length > 1 ? 's' : ''} ${names.join(', ')} added or updated`);
   } },
@@ -293,5 +294,7 @@ export async function dispatch(svc: CrawlerService, name: string, args: XmlRpcVa
     const got = typeOf(args[i]!);
     if (got !== type) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `${signature}: ${pname} must be ${type === 'int' ? 'an' : 'a'} ${type}, not ${got}`);
   });
-  return def.run(svc, args);
+  // A member of a multinode installation answers some methods by its role (multinode-methods.ts).
+  const byRole = svc.role !== 'single' ? MULTINODE_METHODS.get(name) : undefined;
+  return byRole ? byRole(svc, args, def.run) : def.run(svc, args);
 }

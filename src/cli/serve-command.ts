@@ -11,6 +11,7 @@ import pino from 'pino';
 import { trawlError } from '../core/errors.ts';
 import { isoTimeEachMs } from '../core/log-file.ts';
 import { openCrawlStore } from '../store/open-crawl-store.ts';
+import { isPostgresUrl, maskStoreUrl } from '../store/postgres/url.ts';
 import type { Io } from './io.ts';
 import { maskingLogOptions, openEventLog } from './logging.ts';
 import { CITESEERX_HELP, citeseerxConfig, withCiteseerxProfile, withCiteseerxSink } from './citeseerx-option.ts';
@@ -77,7 +78,7 @@ async function listenOrExplain(server: { listen(o: { host: string; port: number 
 interface ServeOptions {
   data: string; store?: string; host: string; port: string; tokenFile?: string; node?: string; allowLoopback?: boolean; allowPrivateNetworks?: boolean; logLevel: string; statsCycles: string;
   uriFileDir?: string; allowHost: string[]; maxRequestBytes: string; maxConnections: string; headersTimeoutMs: string; requestTimeoutMs: string; keepAliveTimeoutMs: string;
-  citeseerx?: string; repositoryRoot?: string;
+  citeseerx?: string; repositoryRoot?: string; role?: string; nodeTimeout: string;
 }
 
 export function registerServeCommand(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -89,7 +90,9 @@ export function registerServeCommand(program: Command, io: Io, setExit: (code: n
     .option('--host <host>', 'address to listen on (loopback unless a token is set)', '127.0.0.1')
     .option('--port <n>', 'port to listen on', String(DEFAULT_ADMIN_PORT))
     .option('--token-file <file>', 'file holding the bearer token clients must send (required off loopback)')
-    .option('--node <name>', 'this node scheduler\'s name (applies <Node> overrides)')
+    .option('--node <name>', 'this node scheduler\'s name (applies <Node> overrides); with --store postgres://…, joins that multinode installation as this node')
+    .option('--role <role>', 'in a multinode installation (--store postgres://…): node (the default with --node) or scheduler (the multinode scheduler: crawls nothing, answers for every node)')
+    .option('--node-timeout <s>', 'multinode: seconds without a heartbeat after which a node is taken for dead (its sites move, its in-flight URIs go back to the queue)', '30')
     .option('--allow-loopback', 'allow crawling loopback addresses')
     .option('--allow-private-networks', 'allow crawling private network addresses')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
@@ -126,6 +129,9 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
         throw trawlError('SERVE_TIMEOUTS', { requestMs: limits.requestTimeoutMs, headersMs: limits.headersTimeoutMs });
       }
+      const nodeTimeoutS = wholeNumberOption('--node-timeout', opts.nodeTimeout, 2, 3600);
+      if (opts.role !== undefined && opts.role !== 'node' && opts.role !== 'scheduler') throw trawlError('NODE_ROLE_BAD', { role: opts.role });
+      if (opts.role === 'node' && opts.node === undefined) throw trawlError('NODE_ROLE_BAD', { role: 'node without --node NAME' });
       const token = opts.tokenFile !== undefined ? readToken(opts.tokenFile) : undefined;
       if (!isLoopback(opts.host) && token === undefined) {
         throw trawlError('SERVE_NEEDS_TOKEN', { host: opts.host });
@@ -145,13 +151,26 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       const submissions = csx?.submissions && csxBroker && !('problem' in csxBroker)
         ? { label: opts.citeseerx!, queue: csx.submissions.queue, profile: csx.submissions.profile, endpoint: { host: csxBroker.host, port: csxBroker.port, clientId: csxSink!.clientId } }
         : undefined;
-      const store = await openCrawlStore(opts.store, opts.data);
+      // A member of a multinode installation: --role, or --node on a PostgreSQL store (docs/multinode.md).
+      const postgres = opts.store !== undefined && isPostgresUrl(opts.store);
+      const role = opts.role ?? (opts.node !== undefined && postgres ? 'node' : undefined);
+      const memberName = role === 'scheduler' ? opts.node ?? 'scheduler' : opts.node;
+      const member = role !== undefined && memberName !== undefined ? { name: memberName, role: role as 'node' | 'scheduler', leaseTtlMs: nodeTimeoutS * 1000 } : undefined;
+      const store = await openCrawlStore(opts.store, opts.data, member);
+      const installation = member
+        ? await (await import('../store/postgres/installation.ts')).Installation.join(opts.store as string, { ...member, host: opts.host, port, timeoutMs: nodeTimeoutS * 1000, ...(token !== undefined ? { token } : {}) })
+          .catch(async (err: unknown) => {
+            await store.close();
+            throw err;
+          })
+        : undefined;
       const service = new CrawlerService({
         ...(csxSink !== undefined ? { adjustSettings: (settings, name) => withCiteseerxSink(settings, csxSink, name, (m) => log.warn({ collection: name }, m)) } : {}),
         ...(csxSink !== undefined ? { adjustConfig: (config) => withCiteseerxProfile(config, csxSink, (m) => log.warn({ collection: config.name }, m)) } : {}),
         ...(submissions ? { submissions } : {}),
         dataDir: opts.data, store, log, address: { host: opts.host, port }, statsCycles, uriFileDir, openEventLog,
         ...(opts.node !== undefined ? { nodeName: opts.node } : {}),
+        ...(installation ? { installation } : {}),
         egress: { ...(opts.allowLoopback ? { allowLoopback: true } : {}), ...(opts.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}) },
       });
       const server = buildAdminServer({ service, log, host: opts.host, allowedHosts: opts.allowHost, ...limits, ...(token !== undefined ? { token } : {}) });
@@ -173,10 +192,12 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       await service.start();
       const address = await listenOrExplain(server, opts.host, port, async () => {
         await service.stop();
+        await installation?.leave();
         await store.close();
       });
       log.info({ address }, 'admin server listening (POST /RPC2, GET /metrics, GET /healthz)');
-      io.err(`trawl: serving MS-FSCADM XML-RPC at ${address}/RPC2 (data in ${opts.data})`);
+      if (installation && port === 0) await installation.setAddress(opts.host, Number(new URL(address).port));
+      io.err(`trawl: serving MS-FSCADM XML-RPC at ${address}/RPC2 (data in ${opts.data})${member ? `; ${member.role === 'scheduler' ? 'multinode scheduler' : `node scheduler ${member.name}`} of the installation in ${maskStoreUrl(opts.store as string)}` : ''}`);
       const signal = await signalled;
       log.info({ signal }, 'stopping: in-flight URIs go back to the queue');
       // Every wait of the service is abortable (running cycles, refresh
@@ -184,6 +205,8 @@ included); GET /healthz answers 200 or 503 and needs no token.`)
       // then ends because nothing is left on the event loop.
       await server.close();
       await service.stop();
+      // Leaving: the others route this node's sites at their next tick.
+      await installation?.leave();
       await store.close();
       log.flush();
       setExit(0);

@@ -217,7 +217,7 @@ const STORAGE = section({
 const PP = section({
   name: 'pp', key: 'pp', honoured: { partly: 'only ds_send_links and ds_paused are applied' }, meaning: 'Post processing: feeding and duplicate detection.', spec: 'MS-FSCCFG 2.2.4.7', sections: [],
   attribs: [
-    attrib({ name: 'use_dupservers', key: 'useDupservers', honoured: 'not', type: 'boolean', default: false, meaning: 'Use duplicate servers (multinode only).', spec: 'MS-FSCCFG 2.2.4.7' }),
+    attrib({ name: 'use_dupservers', key: 'useDupservers', honoured: 'not', type: 'boolean', default: false, meaning: 'No counterpart in the multinode installation (docs/multinode.md): duplicate servers are FAST\'s; the nodes share the duplicate check through the crawl store.', spec: 'MS-FSCCFG 2.2.4.7' }),
     attrib({ name: 'max_dupes', key: 'maxDupes', honoured: 'not', type: 'integer', default: 10, min: 0, meaning: 'Maximum number of duplicates recorded per document.', spec: 'MS-FSCCFG 2.2.4.7' }),
     attrib({ name: 'stripe', key: 'stripe', honoured: 'not', type: 'integer', default: 1, min: 1, meaning: 'Number of files the post processing database is spread over.', spec: 'MS-FSCCFG 2.2.4.7' }),
     attrib({ name: 'ds_meta_info', key: 'dsMetaInfo', honoured: 'not', type: 'list-string', default: ['duplicates', 'redirects', 'mirrors', 'metadata'], allowed: ['duplicates', 'redirects', 'mirrors', 'metadata'], meaning: 'Metadata reported to the index: duplicates, redirects, mirrors, metadata.', spec: 'MS-FSCCFG 2.2.4.7' }),
@@ -229,7 +229,7 @@ const PP = section({
 });
 
 const PPDUP = section({
-  name: 'ppdup', key: 'ppdup', honoured: 'not', meaning: 'Duplicate server settings.', spec: 'MS-FSCCFG 2.2.4.8', sections: [],
+  name: 'ppdup', key: 'ppdup', honoured: 'not', meaning: 'Duplicate server settings. No counterpart in the multinode installation (docs/multinode.md): duplicate servers are FAST\'s; the nodes share the duplicate check through the crawl store.', spec: 'MS-FSCCFG 2.2.4.8', sections: [],
   attribs: [
     attrib({ name: 'format', key: 'format', honoured: 'not', type: 'string', allowed: ['gigabase', 'hashlog', 'diskhashlog'], meaning: 'Duplicate database format: gigabase, hashlog or diskhashlog.', spec: 'MS-FSCCFG 2.2.4.8' }),
     attrib({ name: 'cachesize', key: 'cachesizeMb', honoured: 'not', type: 'integer', min: 0, unit: 'MB', meaning: 'Duplicate database cache size (initial hash table size for the hashlog formats).', spec: 'MS-FSCCFG 2.2.4.8' }),
@@ -259,8 +259,8 @@ const CACHESIZE = section({
   attribs: [
     attrib({ name: 'duplicates', key: 'duplicates', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the duplicate checksum cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'screened', key: 'screened', honoured: 'full', type: 'integer', min: 0, meaning: 'Entries in the screened URI cache: the URLs queued in this cycle, which a link is looked up in before the crawl store. Unset, the cache starts at 131,072 entries and doubles whenever it is full, up to 524,288 (about 20 MB); set, it keeps that many (0 turns it off; at most 16,777,216, 41–73 bytes each). A cycle that meets more URLs than the cache holds forgets the oldest and asks the store for them again.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'smcomm', key: 'smcomm', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the node scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
-    attrib({ name: 'mucomm', key: 'mucomm', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the multinode scheduler communication cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'smcomm', key: 'smcomm', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the node scheduler communication cache. No counterpart in the multinode installation (docs/multinode.md): members talk through the database.', spec: 'MS-FSCCFG 2.2.4.10' }),
+    attrib({ name: 'mucomm', key: 'mucomm', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the multinode scheduler communication cache. No counterpart in the multinode installation (docs/multinode.md): members talk through the database.', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'wqcache', key: 'wqcache', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries of a site crawl queue kept in memory.', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'crosslinks', key: 'crosslinks', honoured: 'not', type: 'integer', min: 0, meaning: 'Entries in the crosslink cache.', spec: 'MS-FSCCFG 2.2.4.10' }),
     attrib({ name: 'routetab', key: 'routetabBytes', honoured: 'not', type: 'integer', default: 1048576, min: 0, unit: 'bytes', meaning: 'Crawl routing database cache size.', spec: 'MS-FSCCFG 2.2.4.10' }),
@@ -423,8 +423,8 @@ const SITEMAP_WEIGHTS = section({
 // ------------------------------------------------------------------ 2.2.4.27–29
 
 const SITE_CLUSTERS = section({
-  name: 'site_clusters', key: 'siteClusters', honoured: 'not', meaning: 'Groups of sites always routed to the same node scheduler.', spec: 'MS-FSCCFG 2.2.4.27', attribs: [], sections: [],
-  dynamicAttrib: attrib({ name: '<cluster>', key: 'sites', honoured: 'not', type: 'list-string', check: checkHostName, meaning: 'Sites of the cluster.', spec: 'MS-FSCCFG 2.2.4.27' }),
+  name: 'site_clusters', key: 'siteClusters', honoured: 'full', meaning: 'Groups of sites always routed to the same node scheduler (docs/multinode.md).', spec: 'MS-FSCCFG 2.2.4.27', attribs: [], sections: [],
+  dynamicAttrib: attrib({ name: '<cluster>', key: 'sites', honoured: 'full', type: 'list-string', check: checkHostName, meaning: 'Host names of the sites of the cluster.', spec: 'MS-FSCCFG 2.2.4.27' }),
 });
 
 const CRAWLMODE = section({
@@ -675,7 +675,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'force_mimetype_detection', key: 'forceMimetypeDetection', honoured: 'full', type: 'boolean', default: false, meaning: 'Detect MIME types from the content instead of trusting Content-Type.', spec: S }),
   attrib({ name: 'allowed_schemes', key: 'allowedSchemes', honoured: 'full', type: 'list-string', default: ['http'], check: checkScheme, sub: true, meaning: 'URI schemes that are crawled: http, https, ftp.', spec: S }),
   attrib({ name: 'ftp_passive', key: 'ftpPassive', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Use passive FTP.', spec: S }),
-  attrib({ name: 'domain_clustering', key: 'domainClustering', honoured: 'not', type: 'boolean', default: false, meaning: 'Route hosts of one domain to one node scheduler (multinode).', spec: S }),
+  attrib({ name: 'domain_clustering', key: 'domainClustering', honoured: 'full', type: 'boolean', default: false, meaning: 'Route the hosts of one domain (public suffix and one label) to one node scheduler (multinode: docs/multinode.md).', spec: S }),
   attrib({ name: 'max_inter_docs', key: 'maxInterDocs', honoured: 'full', type: 'integer', min: 1, meaning: 'Documents fetched from one site before another site gets a turn.', spec: S }),
   attrib({ name: 'max_redirects', key: 'maxRedirects', honoured: 'full', type: 'integer', default: 10, min: 0, meaning: 'Longest chain of HTTP redirects followed from one URI.', spec: S }),
   attrib({ name: 'diffcheck', key: 'diffcheck', honoured: 'full', type: 'boolean', default: true, meaning: 'Detect duplicate documents by checksum.', spec: S }),
@@ -733,8 +733,8 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'enforce_delay_per_ip', key: 'enforceDelayPerIp', honoured: 'full', type: 'boolean', default: true, meaning: 'Sites sharing an IP address share the delay.', spec: S }),
   attrib({ name: 'wqfilter', key: 'wqfilter', honoured: 'not', type: 'boolean', default: true, meaning: 'Keep a URI out of the crawl queues when it is already there.', spec: S }),
   attrib({ name: 'smfilter', key: 'smfilterBits', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter in front of the seen-URI set (0 = none).', spec: S }),
-  attrib({ name: 'mufilter', key: 'mufilterBits', honoured: 'not', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter on URIs sent to the multinode scheduler (0 = none).', spec: S }),
-  attrib({ name: 'umlogs', key: 'umlogs', honoured: 'not', type: 'boolean', default: true, meaning: 'Send all logs to the multinode scheduler.', spec: S }),
+  attrib({ name: 'mufilter', key: 'mufilterBits', honoured: 'not', type: 'integer', default: 0, min: 0, unit: 'bits', meaning: 'Size of the Bloom filter on URIs sent to the multinode scheduler (0 = none). No counterpart in the multinode installation (docs/multinode.md): links go through the database, whose seen set drops repeats.', spec: S }),
+  attrib({ name: 'umlogs', key: 'umlogs', honoured: 'not', type: 'boolean', default: true, meaning: 'Send all logs to the multinode scheduler. No counterpart in the multinode installation (docs/multinode.md): each node keeps its own logs in its data directory.', spec: S }),
   attrib({ name: 'sort_query_params', key: 'sortQueryParams', honoured: 'full', type: 'boolean', default: false, meaning: 'Sort query parameters by key.', spec: S }),
   attrib({ name: 'robots_timeout', key: 'robotsTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time to download robots.txt.', spec: S }),
   attrib({ name: 'login_timeout', key: 'loginTimeoutS', honoured: 'full', type: 'integer', default: 300, min: 1, unit: 's', meaning: 'Longest time for a login request.', spec: S }),

@@ -231,6 +231,8 @@ export const ERROR_MESSAGES = {
   STORE_PG_NO_DATABASE: { code: 'TRAWL_ERR_STORE_UNAVAILABLE', template: 'the crawl store {url} has no such database: {reason} (create it first: docs/operations.md, "The crawl store on PostgreSQL")' },
   STORE_PG_IN_USE: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} is in use by another process (another trawl crawl or trawl serve on the same database?)' },
   STORE_PG_SCHEMA: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} has schema version {version}; this trawl reads versions 1 to {supported}' },
+  NODE_NEEDS_POSTGRES: { code: 'TRAWL_ERR_USAGE', template: '--node and --role need a PostgreSQL crawl store (--store postgres://…), not {spec}: the members of a multinode installation share one database (docs/multinode.md)' },
+  NODE_ROLE_BAD: { code: 'TRAWL_ERR_USAGE', template: '--role {role}: give node (with --node NAME) or scheduler' },
   SERVE_TIMEOUTS: { code: 'TRAWL_ERR_USAGE', template: '--request-timeout-ms ({requestMs}) must be at least --headers-timeout-ms ({headersMs})' },
   CRAWL_FAILED: {
     code: 'TRAWL_ERR_CRAWL_FAILED',

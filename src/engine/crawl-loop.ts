@@ -93,7 +93,12 @@ export class CrawlLoop {
           });
         }
       }
-      if (tasks.size === 0 && env.sched.idle()) return 'done';
+      if (tasks.size === 0 && env.sched.idle()) {
+        // A node of a multinode installation ends its cycle with the installation's: until then it waits for work routed to it.
+        const routing = opts.routing;
+        if (routing === undefined || !(await routing.pending())) return 'done';
+        nextMs = Math.min(nextMs ?? Number.POSITIVE_INFINITY, env.now() + routing.pollMs);
+      }
       // Woken at max_crawl_duration's deadline at the latest, not at the next site's delay.
       if (env.limits.deadline !== Number.POSITIVE_INFINITY) nextMs = Math.min(nextMs ?? env.limits.deadline, env.limits.deadline);
       let timer: NodeJS.Timeout | undefined;

@@ -96,6 +96,24 @@ export interface CrawlerOptions {
   readonly robotsMemo?: number;
   /** Entries the screened URI cache starts with when cachesize.screened is unset (default SCREENED_START; tests make it small to see it grow). */
   readonly screenedStart?: number;
+  /**
+   * A node of a multinode installation (docs/multinode.md): which sites are
+   * routed to this node. Absent on a single node: every site is its own,
+   * and nothing of this is asked.
+   */
+  readonly routing?: SiteRouting;
+}
+
+/** The site routing of a multinode installation, as a crawl of one node sees it (service/node-membership.ts). */
+export interface SiteRouting {
+  /** 'me': routed to this node; 'other': to another node; undefined: not routed yet (the next routing step decides). */
+  ownerOf(site: string): 'me' | 'other' | undefined;
+  /** No fetch may start: this node could not renew its heartbeat (the others may be taking its sites). */
+  readonly fenced: boolean;
+  /** True when the collection has URIs queued or leased anywhere in the installation: this node's cycle goes on. */
+  pending(): Promise<boolean>;
+  /** How long an idle node waits for work before it asks again (ms). */
+  readonly pollMs: number;
 }
 
 export interface CycleSummary {

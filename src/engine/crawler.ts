@@ -82,7 +82,7 @@ export class CollectionCrawl {
     this.store = opts.store;
     this.now = opts.now ?? Date.now;
     this.events = new CrawlEvents(opts.onEvent);
-    this.stats = new CycleStats(opts.store, config.name, this.events, this.now);
+    this.stats = new CycleStats(opts.store, config.name, this.events, this.now, opts.routing !== undefined);
     this.duplicates = new DuplicateDetector(opts.store, config.name);
     this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, (c) => {
       this.events.cycle = c;
@@ -144,6 +144,18 @@ export class CollectionCrawl {
   /** Wakes the loop (new work arrived from outside). */
   poke(): void {
     this.wake();
+  }
+
+  /** True when the running cycle knows of URIs to fetch from `site` (queued, or leased and not started). */
+  hasWork(site: string): boolean {
+    return this.prepared && (this.env.sched.peek(site)?.hasWork ?? false);
+  }
+
+  /** The running cycle's state of a site, for a node that may give it away (multinode): idle, and when its next request may start. */
+  siteIdle(site: string): { idle: boolean; hasWork: boolean; nextStartMs: number } {
+    const s = this.prepared ? this.env.sched.peek(site) : undefined;
+    if (!s) return { idle: true, hasWork: false, nextStartMs: 0 };
+    return { idle: s.inFlight === 0 && s.committing === 0 && !s.busy && s.buffer.length === 0, hasWork: s.hasWork, nextStartMs: s.gate.nextStartMs };
   }
 
   /** Tells the running cycle that `n` URIs of a site became leasable (a quarantine ended). */

@@ -68,11 +68,26 @@ export class CycleStats {
   private readonly events: CrawlEvents;
   private readonly now: () => number;
 
-  constructor(store: CrawlStore, collection: string, events: CrawlEvents, now: () => number) {
+  /**
+   * A node of a multinode installation (CrawlerOptions.routing): the crawl
+   * store's site statistics are every node's. This node counts only what
+   * it does itself (its totals are its share, which the multinode scheduler
+   * sums), reads none back at a cycle's start, and saves only the sites it
+   * counted for: each one's saved statistics (`bases`: another node's, or
+   * an earlier run's) with its own on top.
+   */
+  private readonly shared: boolean;
+  /** Shared: each site's statistics as the crawl store held them when this node first counted for it. */
+  private readonly bases = new Map<string, StatsData>();
+  /** Shared: sites whose base is being read; not saved until it is in (a save would lose it). */
+  private readonly basePending = new Set<string>();
+
+  constructor(store: CrawlStore, collection: string, events: CrawlEvents, now: () => number, shared = false) {
     this.store = store;
     this.collection = collection;
     this.events = events;
     this.now = now;
+    this.shared = shared;
   }
 
   /** A site's statistics, about to change: saved by the next saveChanged. */
@@ -82,6 +97,7 @@ export class CycleStats {
     if (!st) {
       st = new SiteStats(undefined, this.totals);
       this.sites.set(site, st);
+      if (this.shared) this.readBase(site);
     }
     if (st.data.discrete.Epoch !== this.epoch) {
       const t = Math.floor(this.now() / 1000);
@@ -118,8 +134,24 @@ export class CycleStats {
     return { continuous: t.continuous, histograms: t.histograms, maxima: t.maxima, discrete };
   }
 
-  /** Reads the sites' statistics back from the crawl store, a page at a time, and sums them afresh. */
+  /** Shared: reads the site's saved statistics, the base its own counts are saved on. */
+  private readBase(site: string): void {
+    this.basePending.add(site);
+    void this.store.getSiteStats(this.collection, site).then((json) => {
+      if (json !== undefined) this.bases.set(site, SiteStats.parse(json).data);
+    }, () => undefined).finally(() => this.basePending.delete(site));
+  }
+
+  /** Reads the sites' statistics back from the crawl store, a page at a time, and sums them afresh (shared: this node's own, from memory). */
   async load(): Promise<void> {
+    if (this.shared) {
+      this.totals = new SiteStats();
+      for (const st of this.sites.values()) {
+        this.totals.merge(st.data);
+        st.attach(this.totals);
+      }
+      return;
+    }
     // A page at a time: the JSON in flight stays bounded however many sites there are
     // (bench/README.md, *Memory per site*, 50bf122).
     for (let after: string | undefined; ;) {
@@ -177,12 +209,24 @@ export class CycleStats {
    * serialised a batch at a time: one autocommit per site made a crawl of
    * a million hosts spend minutes on this at each cycle end and each stop.
    */
+  /** A site's statistics to save: its base with this node's own counts on top. */
+  private onBase(base: StatsData, own: SiteStats): SiteStats {
+    const out = SiteStats.parse(JSON.stringify(base));
+    out.merge(own.data);
+    return out;
+  }
+
   private async put(sites: Iterable<string>): Promise<void> {
     let rows: Array<{ site: string; json: string }> = [];
     for (const site of sites) {
       const st = this.sites.get(site);
       if (!st) continue;
-      rows.push({ site, json: JSON.stringify(st) });
+      if (this.shared && this.basePending.has(site)) {
+        this.changed.add(site);
+        continue;
+      }
+      const base = this.shared ? this.bases.get(site) : undefined;
+      rows.push({ site, json: JSON.stringify(base ? this.onBase(base, st) : st) });
       if (rows.length >= SAVE_STATS_BATCH) {
         await this.store.putSiteStatsMany(this.collection, rows);
         rows = [];

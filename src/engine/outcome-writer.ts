@@ -250,9 +250,17 @@ export class OutcomeWriter {
     if (feed.length > 0) env.opts.onFeed?.();
     const dup = discovered.length - added.length;
     if (dup > 0) env.stats.uriSkips(st, 'ic', dup);
+    const routing = env.opts.routing;
     for (const a of added) {
       env.bloom?.add(a.url);
-      if (!((a.flags ?? 0) & URI_FLAGS.QUARANTINED)) env.sched.addWork(a.site, 1);
+      if ((a.flags ?? 0) & URI_FLAGS.QUARANTINED) continue;
+      if (routing === undefined) env.sched.addWork(a.site, 1);
+      else {
+        // Multinode: queued through the crawl store for the node its site is routed to (a new site is routed at the next tick).
+        const owner = routing.ownerOf(a.site);
+        if (owner === 'me') env.sched.addWork(a.site, 1);
+        else if (owner === 'other') st.add('NodeSchedulerFwd');
+      }
     }
     for (const q of discovered) env.screening.screen(q.url, q.site);
   }

@@ -81,6 +81,9 @@ export class SiteTasks {
   /** One unit of work on a site: its robots.txt, or its next URI. `releaseSlot` gives up its request slot. */
   async run(site: SiteState, releaseSlot: () => void): Promise<void> {
     const { env, resolver } = this.p;
+    const routing = env.opts.routing;
+    // A multinode installation: a site routed elsewhere (or not yet routed) is not this node's to fetch.
+    if (routing !== undefined && (routing.fenced || routing.ownerOf(site.site) !== 'me')) return this.notMine(site);
     site.busy = true;
     try {
       const resolved = await resolver.resolve(site.host);
@@ -140,6 +143,17 @@ export class SiteTasks {
     } finally {
       site.busy = false;
     }
+  }
+
+  /**
+   * A site this node may not fetch now (multinode): the URIs it holds go
+   * back to the queue, and it waits until the routing gives it work again
+   * (CollectionCrawl.noteWork from the node's tick).
+   */
+  private async notMine(site: SiteState): Promise<void> {
+    const held = site.drain() as LeasedUri[];
+    site.queued = 0;
+    if (held.length > 0) await this.p.env.store.release(this.p.env.name, held.map((u) => u.id));
   }
 
   /** The site's robots.txt, fetched as the site's request of this task. */

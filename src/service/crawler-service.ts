@@ -57,6 +57,14 @@ import { keyFilePath, loadKeyFile, revealSecret } from '../config/secrets.ts';
 import { SubmissionConsumers, SubmissionRefused, type JobResult, type SubmissionSource } from './submission-consumer.ts';
 import { jobCollectionName, jobConfig, userSubmissionProfile, type Submission } from './submission-job.ts';
 import { ManagedCollection, ZOMBIE, type CollectionStatus } from './managed-collection.ts';
+import { clusterOf, heldWithRoutes, routingOf } from './node-membership.ts';
+import type { Installation } from '../store/postgres/installation.ts';
+
+/** The crawl store's calls a node of a multinode installation makes on its ticks (PostgresCrawlStore). */
+interface SharedLeases {
+  renewLeases(collection: string): Promise<number>;
+  recoverExpiredLeases(collection: string): Promise<number>;
+}
 
 export interface ServiceOptions {
   readonly dataDir: string;
@@ -88,6 +96,12 @@ export interface ServiceOptions {
    * in a jms sink's submission_queue (docs/citeseerx.md "Submitted jobs").
    */
   readonly submissions?: SubmissionSource;
+  /**
+   * This process is a member of a multinode installation (docs/multinode.md):
+   * a node scheduler crawls the sites routed to it; the multinode scheduler
+   * crawls nothing and answers for the installation. Absent: a single node.
+   */
+  readonly installation?: Installation;
 }
 
 /** One collection as `GET /metrics` reports it (src/admin/metrics.ts writes it out). */
@@ -140,6 +154,8 @@ const JOB_REFUSALS: ReadonlySet<string> = new Set(['TRAWL_ERR_CONFIG_RULE', 'TRA
 
 /** The crawl store row that holds the global statistics (a name no collection can have). */
 const GLOBAL_ROW = '\u0000global';
+/** A member of an installation keeps its global statistics in a row of its own (the members share the store). */
+const globalRowOf = (inst: Installation | undefined): string => (inst ? `${GLOBAL_ROW}:${inst.name}` : GLOBAL_ROW);
 /** How long a runner waits before it tries a cycle again that a full disk stopped before it could run. */
 const DISK_FULL_RETRY_MS = 5000;
 
@@ -180,7 +196,7 @@ export class CrawlerService {
 
   /** Loads the persisted collections and resumes crawling them. */
   async start(): Promise<void> {
-    const saved = await this.o.store.getCollection(GLOBAL_ROW);
+    const saved = await this.o.store.getCollection(globalRowOf(this.o.installation));
     if (saved && saved.extra.stats) {
       try {
         Object.assign(this, { global: GlobalStatistics.fromJSON(saved.extra.stats) });
@@ -207,8 +223,72 @@ export class CrawlerService {
     this.statsTimer = setInterval(() => void this.flushStatistics().catch((err: unknown) => this.o.log.warn({ err }, 'statistics not saved; tried again in 30 s')), 30_000);
     this.statsTimer.unref();
     this.phase = 'running';
+    this.startMembership();
     this.o.log.info({ collections: this.collections.size }, 'crawler service started');
     await this.syncSubmissions();
+  }
+
+  /** This member's role: a single node, or a node scheduler or the multinode scheduler of an installation. */
+  get role(): 'single' | 'node' | 'scheduler' {
+    return this.o.installation?.role ?? 'single';
+  }
+
+  /** The installation this process is a member of, if any. */
+  get installation(): Installation | undefined {
+    return this.o.installation;
+  }
+
+  /** A member's ticks (installation.ts): the collections the database holds, routes, leases, work for this node's sites. */
+  private startMembership(): void {
+    const inst = this.o.installation;
+    if (!inst) return;
+    const store = this.o.store as unknown as SharedLeases;
+    inst.start({
+      collections: () => (this.phase === 'running' ? this.live().map((c) => c.name) : []),
+      clusterOf: (collection, site) => clusterOf(this.collections.get(collection)?.settings, site),
+      idleSite: (collection, site) => this.collections.get(collection)?.crawl?.siteIdle(site) ?? { idle: true, hasWork: false, nextStartMs: 0 },
+      work: (collection, sites) => {
+        const crawl = this.collections.get(collection)?.crawl;
+        if (!crawl) return;
+        for (const w of sites) if (!crawl.hasWork(w.site)) crawl.noteWork(w.site, w.queued);
+      },
+      renew: (collection) => store.renewLeases(collection),
+      recoverExpired: (collection) => store.recoverExpiredLeases(collection),
+      logLevel: (mask) => this.setLogLevel(mask),
+      sync: () => this.syncCollections(),
+      error: (err) => this.o.log.warn({ err }, `multinode: this member's tick failed (heartbeat, routing); tried again in ${inst.beatMs} ms`),
+    });
+  }
+
+  /**
+   * A member's view of the collections follows the database's: one added
+   * by another member (CollectionAdd on the scheduler) is started here, one
+   * deleted is stopped here (its rows are gone; its content here is removed).
+   */
+  private async syncCollections(): Promise<void> {
+    if (this.phase !== 'running') return;
+    const rows = await this.o.store.listCollections();
+    const names = new Set<string>();
+    for (const row of rows) {
+      if (row.name.startsWith('\u0000')) continue;
+      // A collection being deleted is gone for this member: the member deleting it removes its rows.
+      if (row.state === ZOMBIE) continue;
+      names.add(row.name);
+      if (this.collections.has(row.name)) continue;
+      const r = readConfigXml(row.configXml, `collection ${row.name}`);
+      const c = r.document.collections[0];
+      if (!c || hasErrors(r.diagnostics)) continue;
+      this.startCollection(c, row.state, row.extra);
+      this.o.log.info({ collection: row.name }, 'collection added by another member of the installation');
+    }
+    for (const mc of this.live()) {
+      if (names.has(mc.name)) continue;
+      this.collections.delete(mc.name);
+      await mc.stop();
+      await mc.runtime.content.close();
+      await rm(join(this.o.dataDir, 'content', mc.name), { recursive: true, force: true });
+      this.o.log.info({ collection: mc.name }, 'collection deleted by another member of the installation');
+    }
   }
 
   /** Graceful stop: every running cycle returns its in-flight URIs; statistics are saved. */
@@ -268,6 +348,10 @@ export class CrawlerService {
   private async run(mc: ManagedCollection): Promise<void> {
     const name = mc.name;
     const s = mc.settings;
+    // The multinode scheduler crawls nothing: its nodes do (GetSiteManagerNum 0).
+    if (this.role === 'scheduler') return;
+    const inst = this.role === 'node' ? this.o.installation : undefined;
+    const routing = inst ? routingOf(inst, name) : undefined;
     // The last cycle's ID and status, for the status before this run's first cycle begins (unknown if the store cannot say).
     mc.cycle ??= (await this.o.store.listCycles(name, 1).catch(() => []))[0];
     const subRefresh = new SubRefresh(mc.config, this.o.nodeName, s.refreshMin);
@@ -305,7 +389,8 @@ export class CrawlerService {
       const crawl = mc.runtime.newCrawl({
         fetchObserver: metrics.fetch,
         refreshOnly: () => mc.state.refreshOnly,
-        heldSites: () => mc.state.held,
+        heldSites: inst ? () => heldWithRoutes(mc.state.held, inst.heldUntil(name)) : () => mc.state.held,
+        ...(routing ? { routing } : {}),
         quarantinedSites: () => mc.state.quarantine,
         sendLinks: async (target, links) => this.sendLinks(target, links),
         onDnsLookup: (ok, code) => this.global.recordDnsLookup({ ok, ...dnsErrorOutcome(ok ? undefined : code), bytesOut: 0, bytesIn: 0 }),
@@ -428,7 +513,7 @@ export class CrawlerService {
     if (this.phase !== 'running') return { ok: false, status: this.phase === 'new' ? 'starting' : 'stopping', ...base };
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
-      this.o.store.getCollection(GLOBAL_ROW).then(() => true, () => false),
+      this.o.store.getCollection(globalRowOf(this.o.installation)).then(() => true, () => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), timeoutMs);
       }),
@@ -474,8 +559,8 @@ export class CrawlerService {
       await mc.saveStats();
     }
     this.global.mergeDelta(this.now() / 1000);
-    if (!(await this.o.store.getCollection(GLOBAL_ROW))) await this.o.store.putCollection(GLOBAL_ROW, '', this.now());
-    await this.o.store.updateCollection(GLOBAL_ROW, { extra: { stats: this.global.toJSON() } });
+    if (!(await this.o.store.getCollection(globalRowOf(this.o.installation)))) await this.o.store.putCollection(globalRowOf(this.o.installation), '', this.now());
+    await this.o.store.updateCollection(globalRowOf(this.o.installation), { extra: { stats: this.global.toJSON() } });
   }
 
   // ------------------------------------------------------------ operations
@@ -523,6 +608,13 @@ export class CrawlerService {
       const cert = clientCertDiagnostics(merged, process.cwd()).filter((d) => d.severity === 'error');
       if (cert.length > 0) throw new TrawlError('TRAWL_ERR_CLIENT_CERT', cert.map(describe).join('; '));
       await this.o.store.putCollection(merged.name, writeConfigXml(merged), this.now());
+      // A member of an installation may have started it meanwhile from the database (syncCollections): that one is replaced.
+      const started = this.collections.get(merged.name);
+      if (started && started !== present && started.status !== ZOMBIE) {
+        this.collections.delete(merged.name);
+        await started.stop();
+        await started.runtime.content.close();
+      }
       if (present) {
         await present.stop();
         await present.runtime.content.close();

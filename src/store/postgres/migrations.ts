@@ -16,6 +16,7 @@
 
 import { trawlError } from '../../core/errors.ts';
 import { maskStoreUrl, type Client } from './connection.ts';
+import { INSTALLATION_SCHEMA } from './installation-schema.ts';
 import { SCHEMA, SCHEMA_VERSION } from './schema.ts';
 
 /** The advisory lock key the schema check holds (an arbitrary constant: "trawl" in ASCII). */
@@ -44,6 +45,8 @@ export async function migrateToLatest(c: Client, url: string): Promise<void> {
       throw trawlError('STORE_PG_SCHEMA', { url: maskStoreUrl(url), version: String(stored), supported: SCHEMA_VERSION });
     }
     await c.query(SCHEMA);
+    // The multinode installation's tables (installation.ts): tables of their own, no schema version of their own.
+    await c.query(INSTALLATION_SCHEMA);
     await c.query("INSERT INTO trawl_meta (key, value) VALUES ('schema', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(SCHEMA_VERSION)]);
     await c.query('COMMIT');
   } catch (err) {

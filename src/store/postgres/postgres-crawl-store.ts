@@ -162,6 +162,13 @@ export interface PostgresStoreOptions {
    * and `trawl serve` open. Default false (tests open several at once).
    */
   readonly exclusive?: boolean;
+  /**
+   * A node of a multinode installation (installation.ts): `lease` takes
+   * URIs only of the sites routed to `owner`, and `recoverLeases` puts back
+   * only this node's own leases and expired ones (other nodes' fetches
+   * under way are theirs).
+   */
+  readonly routed?: boolean;
 }
 
 export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
@@ -171,6 +178,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   readonly owner: string;
   private readonly pool: Pool;
   private readonly leaseTtlMs: number;
+  private readonly routed: boolean;
   private readonly commits: GroupCommit;
   private closed = false;
   /** The last call of `inOrder`: the next one starts when it has ended. */
@@ -183,6 +191,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     this.pool = pool;
     this.owner = opts.owner ?? `${hostname()}:${process.pid}`;
     this.leaseTtlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.routed = opts.routed === true;
     this.commits = new GroupCommit(this, { windowMs: opts.commitWindowMs ?? 3 });
   }
 
@@ -400,8 +409,8 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   async lease(collection: string, site: string, n: number, levels?: readonly number[]): Promise<LeasedUri[]> {
     if (n <= 0) return [];
     const rows = (levels === undefined
-      ? await this.run('lease', [collection, site, n, this.owner, this.leaseTtlMs])
-      : await this.run('leaseByLevels', [collection, site, n, this.owner, this.leaseTtlMs, [...levels]])).rows;
+      ? await this.run(this.routed ? 'leaseRouted' : 'lease', [collection, site, n, this.owner, this.leaseTtlMs])
+      : await this.run(this.routed ? 'leaseRoutedByLevels' : 'leaseByLevels', [collection, site, n, this.owner, this.leaseTtlMs, [...levels]])).rows;
     // RETURNING has no order of its own: the lease's order is priority (or the levels' order given), then FIFO position.
     const rank = (p: number): number => {
       const i = levels === undefined ? -1 : levels.indexOf(p);
@@ -421,6 +430,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   }
 
   async recoverLeases(collection: string): Promise<{ recovered: number; crashedTwice: LeasedUri[] }> {
+    if (this.routed) return { recovered: (await this.run('recoverOwn', [collection, this.owner])).rowCount, crashedTwice: [] };
     return this.tx(async (c) => {
       const crashedTwice = (await this.run('crashedTwice', [collection], c)).rows.map(toLeased);
       return { recovered: (await this.run('recover', [collection], c)).rowCount, crashedTwice };

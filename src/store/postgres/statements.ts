@@ -128,6 +128,33 @@ export const STATEMENTS = {
             lease_expires = now() + $5::float8 * interval '1 millisecond'
           FROM p WHERE f.id = p.id
           RETURNING ${LEASED_COLUMNS}, p.flags`,
+  /**
+   * A node's lease in a multinode installation: the same, and only while
+   * the site is routed to the node ($4, installation.ts), so that two
+   * nodes never hold URIs of one site at once.
+   */
+  leaseRouted: `WITH p AS (
+            SELECT id, flags FROM frontier
+            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
+              AND EXISTS (SELECT 1 FROM trawl_site_routes r WHERE r.collection = $1 AND r.site = $2 AND r.node = $4)
+            ORDER BY priority, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
+            lease_expires = now() + $5::float8 * interval '1 millisecond'
+          FROM p WHERE f.id = p.id
+          RETURNING ${LEASED_COLUMNS}, p.flags`,
+  /** leaseRouted with the levels preferred in the order $6 gives (leaseByLevels). */
+  leaseRoutedByLevels: `WITH p AS (
+            SELECT id, flags FROM frontier
+            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
+              AND EXISTS (SELECT 1 FROM trawl_site_routes r WHERE r.collection = $1 AND r.site = $2 AND r.node = $4)
+            ORDER BY coalesce(array_position($6::int[], priority), 1000000 + priority), seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
+            lease_expires = now() + $5::float8 * interval '1 millisecond'
+          FROM p WHERE f.id = p.id
+          RETURNING ${LEASED_COLUMNS}, p.flags`,
+  /** A node resuming a cycle: its own leases (of a life before this one) and expired ones back to the queue, never another live node's. */
+  recoverOwn: `UPDATE frontier SET state = 0, flags = flags | ${CRASH_STRIKE}, ${UNLEASED}
+               WHERE collection = $1 AND state = 1 AND (lease_owner = $2 OR lease_expires < now())`,
   releaseQuarantine: `UPDATE frontier SET flags = flags & ~${QUARANTINED}
                       WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) <> 0`,
   // Crash strikes (CRASH_STRIKE in frontier-store.ts): a lease clears them, armSuspect sets one, a crash adds one.

@@ -1,0 +1,97 @@
+// Debian's nginx serving many sites at once, one per loopback address
+// (127.0.x.y), each from a folder of its own, on one port. Its access log
+// names, for every request, when nginx logged it (ms), the address asked,
+// the User-Agent, the status and the path: a multinode test tells its
+// nodes apart by their User-Agent (a <Node> override of `headers`).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TOOLS, toolPath } from './system-tools.ts';
+import { freePort } from './ports.ts';
+import { waitListening } from './tinyproxy.ts';
+
+export interface AccessLine {
+  /** When nginx logged the request, in ms since the epoch. */
+  readonly ms: number;
+  readonly host: string;
+  readonly agent: string;
+  readonly status: number;
+  readonly path: string;
+}
+
+export interface NginxHosts {
+  readonly port: number;
+  /** http://host:port */
+  origin(host: string): string;
+  accessLog(): AccessLine[];
+  stop(): Promise<void>;
+}
+
+/**
+ * nginx in `dir` serving `sitesFor(port)` (host → path → HTML) over plain
+ * HTTP, every host on one port (pages that link to other hosts name it).
+ */
+export async function startNginxHosts(dir: string, hosts: readonly string[], sitesFor: (port: number) => Readonly<Record<string, Readonly<Record<string, string>>>>): Promise<NginxHosts> {
+  const bin = toolPath(TOOLS.nginx);
+  const port = await freePort(hosts[0]);
+  const sites = sitesFor(port);
+  const root = join(dir, 'www');
+  for (const [host, pages] of Object.entries(sites)) {
+    for (const [path, html] of Object.entries(pages)) {
+      const file = join(root, host, path.endsWith('/') ? `${path}index.html` : path);
+      mkdirSync(join(file, '..'), { recursive: true });
+      writeFileSync(file, html);
+    }
+  }
+  const access = join(dir, 'access.log');
+  const conf = join(dir, 'nginx.conf');
+  const user = process.getuid?.() === 0 ? 'user root root;' : '';
+  writeFileSync(conf, `${user}
+worker_processes 1;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} warn;
+events { worker_connections 512; }
+http {
+  client_body_temp_path ${join(dir, 'tmp-body')};
+  proxy_temp_path ${join(dir, 'tmp-proxy')};
+  fastcgi_temp_path ${join(dir, 'tmp-fastcgi')};
+  uwsgi_temp_path ${join(dir, 'tmp-uwsgi')};
+  scgi_temp_path ${join(dir, 'tmp-scgi')};
+  types { text/html html; text/plain txt; }
+  log_format hosts '$msec|$server_addr|$http_user_agent|$status|$request_uri';
+  access_log ${access} hosts;
+  server {
+${hosts.map((h) => `    listen ${h}:${port};`).join('\n')}
+    root ${root}/$server_addr;
+    location / { try_files $uri $uri/ =404; }
+  }
+}
+`);
+  const child: ChildProcess = spawn(bin, ['-e', join(dir, 'error.log'), '-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    for (const h of hosts) await waitListening(h, port, () => child.exitCode !== null);
+    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr}`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    port,
+    origin: (host) => `http://${host}:${port}`,
+    accessLog: () => (existsSync(access) ? readFileSync(access, 'utf8').split('\n').filter(Boolean) : []).map((l) => {
+      const [ms, host, agent, status, ...path] = l.split('|');
+      return { ms: Math.round(Number(ms) * 1000), host: host!, agent: agent!, status: Number(status), path: path.join('|') };
+    }),
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGQUIT');
+    }),
+  };
+}
