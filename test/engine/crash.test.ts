@@ -6,7 +6,8 @@
 // directory, and PostgreSQL (`--store postgres://…`, a database of its own on
 // a server the file starts; skipped where PostgreSQL is not installed, outside CI).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,7 +16,9 @@ import { COMMIT_BACKLOG } from '../../src/frontier/site-scheduler.ts';
 import type { CrawlStore } from '../../src/store/crawl-store.ts';
 import { PostgresCrawlStore } from '../../src/store/postgres/postgres-crawl-store.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
-import { generatedSite, startFixtureSite, type HostSpec } from '../support/fixture-site.ts';
+import { spawnServe } from '../support/daemon.ts';
+import { generatedSite, generatedSiteExpected, startFixtureSite, type HostSpec } from '../support/fixture-site.ts';
+import { freePort } from '../support/ports.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
@@ -83,8 +86,10 @@ function writeConfig(url: string): string {
   return config;
 }
 
+const siteOpts = (pagesPerHost: number) => ({ hosts: HOSTS, pagesPerHost, linksPerPage: 6, seed: 7 });
+
 function slowSite(pagesPerHost: number): HostSpec[] {
-  return generatedSite({ hosts: HOSTS, pagesPerHost, linksPerPage: 6, seed: 7 }).map((h) => ({
+  return generatedSite(siteOpts(pagesPerHost)).map((h) => ({
     ...h,
     // A little server time per page so that the crawl lasts a few seconds.
     routes: Object.fromEntries(Object.entries(h.routes).map(([k, v]) => [k, typeof v === 'object' && v.kind === 'html' ? { ...v, delayMs: 20 } : v])),
@@ -227,6 +232,52 @@ for (const dialect of DIALECTS) describe(`crash safety (${dialect.name})`, { ski
       const refetched = [...seen.values()].reduce((n, c) => n + (c - 1), 0);
       assert.ok(refetched <= MAX_PENDING * HOSTS.length, `${refetched} refetches after one interrupt`);
     } finally {
+      await site.close();
+    }
+  });
+  it('trawl serve killed with -9 mid-crawl: the daemon started again resumes the collection from the store, every page fetched once but what was in flight', async (t) => {
+    const pages = 150;
+    const site = await startFixtureSite(slowSite(pages));
+    let daemon: ChildProcess | undefined;
+    try {
+      const config = writeConfig(site.host(HOSTS[0]!).url('/'));
+      const data = tempDir();
+      const at = await dialect.newStore(data);
+      const port = await freePort();
+      const args = ['--data', data, ...at.args, '--port', String(port), '--allow-loopback'];
+      daemon = await spawnServe(args);
+      const added = spawnSync(process.execPath, [BIN, 'admin', '--server', `http://127.0.0.1:${port}`, 'add', config], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(added.status, 0, added.stderr);
+      const expected = generatedSiteExpected(siteOpts(pages));
+      const fetchedAll = (): boolean => HOSTS.every((ip) => expected[ip]!.every((p) => site.fetchedPaths(ip).includes(p)));
+      const waitFor = async (check: () => boolean, what: string): Promise<void> => {
+        const end = Date.now() + 120_000;
+        while (!check()) {
+          assert.ok(Date.now() < end, `timed out waiting for ${what}`);
+          await sleep(100);
+        }
+      };
+      await waitFor(() => site.requests.length >= 60, '60 requests');
+      assert.ok(!fetchedAll(), 'the crawl finished before the kill: make the site slower');
+      daemon.kill('SIGKILL');
+      await once(daemon, 'exit');
+      const atKill = site.requests.length;
+      daemon = await spawnServe(args);
+      await waitFor(fetchedAll, 'every page of the site');
+      // Resumed, not started over: the second daemon did not fetch the whole site again.
+      const again = site.requests.length - atKill;
+      assert.ok(again < HOSTS.length * (pages + 2), `${again} requests after the restart`);
+      // Nothing fetched twice but what was in flight at the kill (per site: max_pending, and the fetched pages waiting for their commit).
+      const seen = new Map<string, number>();
+      for (const r of site.requests.filter((q) => q.method === 'GET')) seen.set(`${r.host}${r.path}`, (seen.get(`${r.host}${r.path}`) ?? 0) + 1);
+      const refetched = [...seen.values()].reduce((n, c) => n + (c - 1), 0);
+      assert.ok(refetched <= MAX_PENDING * (1 + COMMIT_BACKLOG) * HOSTS.length, `${refetched} refetches after one kill`);
+      t.diagnostic(`${atKill} requests before the kill, ${again} after; ${refetched} refetched`);
+    } finally {
+      if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
+        daemon.kill('SIGTERM');
+        await once(daemon, 'exit');
+      }
       await site.close();
     }
   });
