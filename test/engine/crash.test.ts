@@ -65,12 +65,13 @@ const DIALECTS: Dialect[] = [
   },
 ];
 
-function crawlProcess(data: string, config: string, storeArgs: string[]): { done: Promise<number | null>; kill: (signal?: NodeJS.Signals) => void; stdout: () => string } {
+function crawlProcess(data: string, config: string, storeArgs: string[]): { done: Promise<number | null>; kill: (signal?: NodeJS.Signals) => void; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, [BIN, 'crawl', '--data', data, ...storeArgs, '--json', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.resume();
-  return { done: new Promise((resolve) => child.on('exit', (code) => resolve(code))), kill: (signal = 'SIGKILL') => child.kill(signal), stdout: () => out };
+  child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  return { done: new Promise((resolve) => child.on('exit', (code) => resolve(code))), kill: (signal = 'SIGKILL') => child.kill(signal), stdout: () => out, stderr: () => err };
 }
 
 function writeConfig(url: string): string {
@@ -139,7 +140,7 @@ for (const dialect of DIALECTS) describe(`crash safety (${dialect.name})`, { ski
       }
       assert.equal(kills, 5, 'the crawl finished before it could be killed five times: make the site slower');
       const last = crawlProcess(data, config, store.args);
-      assert.equal(await last.done, 0);
+      assert.equal(await last.done, 0, `${last.stdout()}\n${last.stderr()}`);
 
       // A kill that lands while a URI is fetched alone after the kill before
       // (it was in flight then too) sets that URI aside, as it would a page
