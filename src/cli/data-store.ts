@@ -4,6 +4,11 @@
  * held by one process at a time (store/sqlite/connection.ts), so while a
  * `trawl crawl` or `trawl serve` holds it, opening answers `in-use` after a
  * short wait instead of the crawler's 5 s, and the caller decides what then.
+ *
+ * With `--store postgres://…` (as the crawl was run) the crawl store is that
+ * database and the documents and logs stay in the data directory; the reader
+ * takes the store's exclusive hold as a crawler does (store/postgres/
+ * connection.ts holdExclusive), so `in-use` means the same thing there.
  */
 
 import { existsSync } from 'node:fs';
@@ -14,16 +19,33 @@ import { resolveSettings } from '../config/effective.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
 import { logFilesOf } from '../service/crawl-log.ts';
 import type { CollectionView } from '../service/inspect.ts';
+import type { CrawlStore } from '../store/crawl-store.ts';
 import { openContentStore } from '../store/open-content-store.ts';
+import { parseStoreSpec } from '../store/open-crawl-store.ts';
+import { maskStoreUrl } from '../store/postgres/url.ts';
 import { isStoreInUse } from '../store/sqlite/connection.ts';
 import { SqliteCrawlStore } from '../store/sqlite/sqlite-crawl-store.ts';
 
 /** How long opening waits for a process that holds the store. */
 const READER_BUSY_MS = 500;
 
-/** The crawl store of `data`; `in-use` when another process holds it. Throws DATA_NO_STORE when there is none. */
-export function openStoreOf(data: string): SqliteCrawlStore | 'in-use' {
-  const path = join(data, 'trawl.db');
+/**
+ * The crawl store of `data`, or the one `--store` names; `in-use` when
+ * another process holds it. Throws DATA_NO_STORE when a SQLite store is not
+ * there, TRAWL_ERR_STORE_UNAVAILABLE when a PostgreSQL server cannot be reached.
+ */
+export async function openStoreOf(data: string, storeSpec?: string): Promise<CrawlStore | 'in-use'> {
+  const spec = parseStoreSpec(storeSpec, data);
+  if (spec.kind === 'postgres') {
+    const { PostgresCrawlStore } = await import('../store/postgres/postgres-crawl-store.ts');
+    try {
+      return await PostgresCrawlStore.open(spec.url, { exclusive: true, poolSize: 2 });
+    } catch (err) {
+      if (err instanceof TrawlError && err.message === trawlError('STORE_PG_IN_USE', { url: maskStoreUrl(spec.url) }).message) return 'in-use';
+      throw err;
+    }
+  }
+  const path = spec.path;
   if (!existsSync(path)) throw trawlError('DATA_NO_STORE', { dir: data, path });
   try {
     return new SqliteCrawlStore(path, { busyTimeoutMs: READER_BUSY_MS });
@@ -44,8 +66,8 @@ export interface LocalCollection {
  * with its content store as its stored configuration sets it up; `in-use`
  * when another process holds the crawl store.
  */
-export async function openDataStore(data: string, name: string | undefined): Promise<LocalCollection | 'in-use'> {
-  const store = openStoreOf(data);
+export async function openDataStore(data: string, name: string | undefined, storeSpec?: string): Promise<LocalCollection | 'in-use'> {
+  const store = await openStoreOf(data, storeSpec);
   if (store === 'in-use') return store;
   try {
     const names = (await store.listCollections()).map((r) => r.name).filter((n) => !n.startsWith('\u0000'));

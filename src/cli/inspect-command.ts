@@ -22,10 +22,13 @@ import type { ExportItem, ExportSelection, InspectReport } from '../service/insp
 import { client, READER_PARSE_LIMITS, toJson, type Client } from './admin-command.ts';
 import { openDataStore, type LocalCollection } from './data-store.ts';
 import type { Io } from './io.ts';
+import { describeStore } from '../store/open-crawl-store.ts';
 import { DEFAULT_ADMIN_PORT, readToken } from './serve-command.ts';
 
 interface SourceOptions {
   readonly data: string;
+  /** The crawl store when it is not the data directory's (postgres://…, sqlite:PATH), as the crawl was run. */
+  readonly store?: string;
   readonly collection?: string;
   readonly server: string;
   readonly tokenFile?: string;
@@ -40,9 +43,9 @@ const DEFAULT_SERVER = `http://127.0.0.1:${DEFAULT_ADMIN_PORT}`;
 
 /** The collection to read: opened here when no process holds the store, else through the admin server (said on stderr). */
 async function openSource(o: SourceOptions, io: Io): Promise<Source> {
-  const local = await openDataStore(o.data, o.collection);
+  const local = await openDataStore(o.data, o.collection, o.store);
   if (local !== 'in-use') return { kind: 'local', local };
-  io.err(`trawl: the crawl store of ${o.data} is in use by a running trawl; reading through the admin server ${o.server}`);
+  io.err(`trawl: the crawl store ${o.store !== undefined ? describeStore(o.store, o.data) : `of ${o.data}`} is in use by a running trawl; reading through the admin server ${o.server}`);
   const rpc = client(o.server, o.tokenFile !== undefined ? readToken(o.tokenFile) : undefined, READER_PARSE_LIMITS);
   let served: string;
   try {
@@ -71,6 +74,7 @@ async function closeSource(s: Source): Promise<void> {
 function dataOptions(cmd: Command): Command {
   return cmd
     .option('--data <dir>', 'data directory (crawl store, documents, logs)', './trawl-data')
+    .option('--store <url>', 'the crawl store, when the crawl was run with one: sqlite:PATH or postgres://user@host:port/database (documents and logs stay in --data)')
     .option('--collection <name>', 'the collection (needed when the data directory has several)')
     .option('--server <url>', 'the admin server of the trawl serve that holds --data, asked when the store is in use', DEFAULT_SERVER)
     .option('--token-file <file>', 'file holding the admin server\'s bearer token');

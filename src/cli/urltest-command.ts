@@ -6,7 +6,7 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve as resolvePath } from 'node:path';
+import { dirname, resolve as resolvePath } from 'node:path';
 import type { Command } from 'commander';
 import { TrawlError, trawlError } from '../core/errors.ts';
 import { skipMeaning } from '../core/skip-codes.ts';
@@ -27,6 +27,7 @@ import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { parseRobots, type AgentRules } from '../scope/robots.ts';
 import type { TraceStep } from '../scope/scope.ts';
 import type { CrawlStore, RobotsRow } from '../store/crawl-store.ts';
+import { describeStore } from '../store/open-crawl-store.ts';
 import { openStoreOf } from './data-store.ts';
 import type { Io } from './io.ts';
 import { addUrlOptions, checkedUrls, collectionForUrls, SETTINGS_RULE_HELP, urlCrawlOptions, type UrlOptionValues } from './url-collection.ts';
@@ -87,10 +88,11 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
     .option('--no-fetch-robots', 'do not fetch robots.txt from the sites')
     .option('--allow-loopback', 'allow fetching robots.txt from loopback addresses')
     .option('--allow-private-networks', 'allow fetching robots.txt from private addresses')
-    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code); its key file decrypts !ENC! proxy passwords');
+    .option('--data <dir>', 'also show what the crawl store in this data directory holds for each URL (its status and skip code); its key file decrypts !ENC! proxy passwords')
+    .option('--store <url>', 'with --data: the crawl store, when the crawl was run with one (sqlite:PATH or postgres://user@host:port/database)');
   addUrlOptions(cmd, 'with --crawl-url')
     .addHelpText('after', SETTINGS_RULE_HELP)
-    .action(async (first: string | undefined, rest: string[], opts: { crawlUrl?: string[]; collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string } & UrlOptionValues) => {
+    .action(async (first: string | undefined, rest: string[], opts: { crawlUrl?: string[]; collection?: string; explain?: boolean; json?: boolean; robots?: string; fetchRobots: boolean; allowLoopback?: boolean; allowPrivateNetworks?: boolean; data?: string; store?: string } & UrlOptionValues) => {
       const oneShot = urlCrawlOptions(opts, opts.crawlUrl !== undefined, '--crawl-url');
       let c: CollectionConfig | undefined;
       let urls: string[];
@@ -196,7 +198,7 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
         await fetcher.close();
       }
       // The jar is the crawl's with use_cookies, and for the login sessions of a collection with logins.
-      if (opts.data !== undefined) await addRecords(results, opts.data, c.name, s.useCookies || logins.length > 0 ? s.cookieTimeoutS * 1000 : undefined);
+      if (opts.data !== undefined || opts.store !== undefined) await addRecords(results, opts.data ?? './trawl-data', opts.store, c.name, s.useCookies || logins.length > 0 ? s.cookieTimeoutS * 1000 : undefined);
       for (const res of results) {
         if (opts.json) {
           io.out(JSON.stringify(res));
@@ -227,9 +229,9 @@ export function registerUrltestCommand(program: Command, io: Io, setExit: (code:
  * time: while a crawler runs on it, this fails and says so; `trawl inspect`
  * then reads through the admin server.
  */
-async function addRecords(results: UrlTestResult[], data: string, collection: string, cookieTtlMs: number | undefined): Promise<void> {
-  const store = openStoreOf(data);
-  if (store === 'in-use') throw new TrawlError('TRAWL_ERR_IO', `the crawl store ${join(data, 'trawl.db')} is in use by another process (a trawl crawl or trawl serve); \`trawl inspect URL --data ${data}\` reads it through the admin server`);
+async function addRecords(results: UrlTestResult[], data: string, storeSpec: string | undefined, collection: string, cookieTtlMs: number | undefined): Promise<void> {
+  const store = await openStoreOf(data, storeSpec);
+  if (store === 'in-use') throw new TrawlError('TRAWL_ERR_IO', `the crawl store ${describeStore(storeSpec, data)} is in use by another process (a trawl crawl or trawl serve); \`trawl inspect URL --data ${data}\` reads it through the admin server`);
   try {
     if (cookieTtlMs !== undefined) {
       const text = await store.getCookieJar(collection);

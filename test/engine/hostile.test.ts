@@ -12,10 +12,13 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { brotliCompressSync, constants as zlib, deflateSync } from 'node:zlib';
+import { PostgresCrawlStore } from '../../src/store/postgres/postgres-crawl-store.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
-import type { UriRecord } from '../../src/store/crawl-store.ts';
+import type { CrawlStore, UriRecord } from '../../src/store/crawl-store.ts';
 import { gzipBomb, startFixtureSite, type Handler, type HostSpec } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
+import { startPostgres } from '../support/postgres.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { ROOT } from '../helpers.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
@@ -33,8 +36,8 @@ interface Run {
 }
 
 /** `trawl crawl --json CONFIG` in a child process, its peak RSS sampled from /proc until it exits. */
-function crawl(data: string, config: string, onStart?: (kill: () => void) => void, timeoutMs = 120_000): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, 'crawl', '--data', data, '--json', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+function crawl(data: string, config: string, onStart?: (kill: () => void) => void, timeoutMs = 120_000, storeArgs: string[] = []): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, 'crawl', '--data', data, ...storeArgs, '--json', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let peak = 0;
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -61,8 +64,8 @@ function crawl(data: string, config: string, onStart?: (kill: () => void) => voi
   });
 }
 
-async function records(data: string, collection: string): Promise<Map<string, UriRecord>> {
-  const store = new SqliteCrawlStore(join(data, 'trawl.db'));
+async function records(data: string, collection: string, open: () => Promise<CrawlStore> = async () => new SqliteCrawlStore(join(data, 'trawl.db'))): Promise<Map<string, UriRecord>> {
+  const store = await open();
   try {
     return new Map((await store.listRecords(collection)).map((r) => [new URL(r.url).pathname, r]));
   } finally {
@@ -291,53 +294,71 @@ describe('hostile servers', () => {
     }
   });
 
-  it('a URI in flight at two crashes in a row is set aside ("cr"); the rest of the site is crawled', async () => {
-    let onPoison: (() => void) | undefined;
-    const slowPage = (p: string): Handler => (_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'text/html' });
-        res.end(`<html><title>${p}</title><body><a href="/">home</a></body></html>`);
-      }, 150);
-    };
-    const routes: HostSpec['routes'] = {
-      '/': page('home', ['/poison', ...NORMAL]),
-      // The page that "kills" the crawler: the test kills it with SIGKILL when it is requested.
-      '/poison': () => onPoison?.(),
-      ...Object.fromEntries(NORMAL.map((p) => [p, slowPage(p)])),
-    };
-    const site = await startFixtureSite([{ ip: '127.0.3.9', routes }]);
+  it('a URI in flight at two crashes in a row is set aside ("cr"); the rest of the site is crawled', () =>
+    crashedTwice((data) => ({ args: [], open: async () => new SqliteCrawlStore(join(data, 'trawl.db')) })));
+
+  it('the same on PostgreSQL (--store postgres://…)', { skip: skipUnless(TOOLS.postgres) }, async () => {
+    const server = await startPostgres();
     try {
-      const host = site.host('127.0.3.9');
-      const file = config('poison', `
-        <attrib name="start_uris" type="list-string"><member>${host.url('/')}</member></attrib>
-        <attrib name="delay" type="real">0</attrib>
-        <attrib name="max_pending" type="integer">4</attrib>
-        <attrib name="robots" type="boolean">no</attrib>`);
-      const data = tempDir('trawl-poison-');
-      const requestsOf = (p: string): number => host.requests.filter((r) => r.path === p).length;
-      // Two runs, each killed while /poison is being fetched.
-      for (let i = 1; i <= 2; i++) {
-        const run = await crawl(data, file, (kill) => (onPoison = kill));
-        assert.equal(run.code, null, `run ${i} was killed`);
-        assert.equal(requestsOf('/poison'), i);
-      }
-      onPoison = undefined;
-      // The third run sets /poison aside instead of fetching it a third time, and finishes the site.
-      const third = await crawl(data, file);
-      assert.equal(third.code, 0, third.stdout);
-      assert.equal(requestsOf('/poison'), 2);
-      const recs = await records(data, 'poison');
-      assert.equal(recs.get('/poison')?.status, 'skipped');
-      assert.equal(recs.get('/poison')?.skipCode, 'cr');
-      // Pages in flight at a kill beside /poison are fetched again, not set aside.
-      for (const p of ['/', ...NORMAL]) assert.equal(recs.get(p)?.status, 'stored', `${p}: ${JSON.stringify(recs.get(p))}`);
-      assert.deepEqual((JSON.parse(third.stdout) as { collections: Array<{ docSkips: Record<string, number> }> }).collections[0]!.docSkips, { cr: 1 });
-      // urltest shows it from the crawl store.
-      const shown = spawnSync(process.execPath, [BIN, 'urltest', '--no-fetch-robots', '--data', data, file, host.url('/poison')], { encoding: 'utf8' });
-      assert.equal(shown.status, 0, shown.stderr);
-      assert.match(shown.stdout, /stored: skipped \(cr: Crashed twice: in flight when the crawler died twice in a row/);
+      const url = await server.createDatabase();
+      await crashedTwice(() => ({ args: ['--store', url], open: () => PostgresCrawlStore.open(url) }));
     } finally {
-      await site.close();
+      await server.stop();
     }
   });
 });
+
+/**
+ * A URI in flight at two crashes in a row is set aside; `store` is where the crawl keeps its crawl store
+ * (`args` for trawl crawl and trawl urltest, `open` to read it afterwards).
+ */
+async function crashedTwice(store: (data: string) => { args: string[]; open: () => Promise<CrawlStore> }): Promise<void> {
+  let onPoison: (() => void) | undefined;
+  const slowPage = (p: string): Handler => (_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><title>${p}</title><body><a href="/">home</a></body></html>`);
+    }, 150);
+  };
+  const routes: HostSpec['routes'] = {
+    '/': page('home', ['/poison', ...NORMAL]),
+    // The page that "kills" the crawler: the test kills it with SIGKILL when it is requested.
+    '/poison': () => onPoison?.(),
+    ...Object.fromEntries(NORMAL.map((p) => [p, slowPage(p)])),
+  };
+  const site = await startFixtureSite([{ ip: '127.0.3.9', routes }]);
+  try {
+    const host = site.host('127.0.3.9');
+    const file = config('poison', `
+      <attrib name="start_uris" type="list-string"><member>${host.url('/')}</member></attrib>
+      <attrib name="delay" type="real">0</attrib>
+      <attrib name="max_pending" type="integer">4</attrib>
+      <attrib name="robots" type="boolean">no</attrib>`);
+    const data = tempDir('trawl-poison-');
+    const at = store(data);
+    const requestsOf = (p: string): number => host.requests.filter((r) => r.path === p).length;
+    // Two runs, each killed while /poison is being fetched.
+    for (let i = 1; i <= 2; i++) {
+      const run = await crawl(data, file, (kill) => (onPoison = kill), 120_000, at.args);
+      assert.equal(run.code, null, `run ${i} was killed`);
+      assert.equal(requestsOf('/poison'), i);
+    }
+    onPoison = undefined;
+    // The third run sets /poison aside instead of fetching it a third time, and finishes the site.
+    const third = await crawl(data, file, undefined, 120_000, at.args);
+    assert.equal(third.code, 0, third.stdout);
+    assert.equal(requestsOf('/poison'), 2);
+    const recs = await records(data, 'poison', at.open);
+    assert.equal(recs.get('/poison')?.status, 'skipped');
+    assert.equal(recs.get('/poison')?.skipCode, 'cr');
+    // Pages in flight at a kill beside /poison are fetched again, not set aside.
+    for (const p of ['/', ...NORMAL]) assert.equal(recs.get(p)?.status, 'stored', `${p}: ${JSON.stringify(recs.get(p))}`);
+    assert.deepEqual((JSON.parse(third.stdout) as { collections: Array<{ docSkips: Record<string, number> }> }).collections[0]!.docSkips, { cr: 1 });
+    // urltest shows it from the crawl store.
+    const shown = spawnSync(process.execPath, [BIN, 'urltest', '--no-fetch-robots', '--data', data, ...at.args, file, host.url('/poison')], { encoding: 'utf8' });
+    assert.equal(shown.status, 0, shown.stderr);
+    assert.match(shown.stdout, /stored: skipped \(cr: Crashed twice: in flight when the crawler died twice in a row/);
+  } finally {
+    await site.close();
+  }
+}
