@@ -86,6 +86,8 @@ export class CollectionCrawl {
     this.duplicates = new DuplicateDetector(opts.store, config.name);
     this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, (c) => {
       this.events.cycle = c;
+      // The Elastic event log's crawl id is the cycle's ID (cycle-lifecycle.ts), as Elastic's crawl ids are.
+      if (this.events.elastic !== undefined && this.events.elastic.id !== c.id) this.events.elastic = { id: c.id };
       opts.onCycle?.(c);
     });
   }
@@ -275,8 +277,8 @@ export class CollectionCrawl {
   private setEpoch(epoch: number): void {
     this.env.epoch = epoch;
     this.stats.epoch = epoch;
-    // The Elastic event log's crawl id: the collection and its refresh cycle.
-    this.events.elastic = this.env.rt.settings.elastic.events ? { id: `${this.env.name}-${epoch}` } : undefined;
+    // The Elastic event log's crawl id: the cycle's ID once the cycle is opened (lifecycle callback above); until then the collection and its refresh cycle.
+    this.events.elastic = this.env.rt.settings.elastic.events ? { id: this.lifecycle.current?.epoch === epoch ? this.lifecycle.current.id : `${this.env.name}-${epoch}` } : undefined;
   }
 
   private setup(): void {

@@ -12,7 +12,7 @@
  *
  * Each record is one flat object of dotted ECS names, as the Elastic
  * crawler writes them: @timestamp, event.kind/type/action/outcome, url.*,
- * crawler.crawl.id (the collection and its refresh cycle: "<name>-<epoch>"),
+ * crawler.crawl.id (the refresh cycle's ID: 24 hexadecimal digits, cycle-lifecycle.ts),
  * crawler.url.deny_reason, http.response.status_code, …
  *
  * trawl's skip codes become the Elastic deny reasons (DENY_REASONS); a code
