@@ -22,7 +22,7 @@ export class DuplicateStage implements PageStage {
 
   run(ctx: PageContext): PageOutcome | Promise<PageOutcome | undefined> | undefined {
     const { settings, previous } = ctx;
-    const body = ctx.response.body;
+    const body = ctx.document ?? ctx.response.body;
     const checksum = hash('sha1', settings.csumCutOffBytes > 0 ? body.subarray(0, settings.csumCutOffBytes) : body, 'hex');
     ctx.checksum = checksum;
     if (previous?.checksum === checksum && previous.contentRef && previous.status !== 'deleted') return UNCHANGED;
@@ -42,7 +42,7 @@ export class DuplicateStage implements PageStage {
     const { settings, uri } = ctx;
     const o = ctx.response;
     let contentRef: string | undefined;
-    if (settings.storage.storeDupes) contentRef = await this.env.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: ctx.mime! });
+    if (settings.storage.storeDupes) contentRef = await this.env.content.put(uri.url, { body: ctx.document ?? o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: ctx.mime! });
     // extract_links_from_dupes: a duplicate's links are followed only when it is on.
     if (!settings.extractLinksFromDupes) ctx.links = [];
     return { kind: 'duplicate', of: a, reason: `duplicate of ${a}`, checksum: ctx.checksum, contentRef, canonical: false };
