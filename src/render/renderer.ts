@@ -3,12 +3,13 @@
  * playwright-core, started only when the first page needs it.
  *
  *   render(job) ─► a place in the pool (trawl_render contexts) ─► the browser (launched lazily)
- *               ─► a fresh context and page: WebSockets refused, history.pushState recorded,
- *                  every request routed: the main document is the response trawl already
- *                  fetched; any other goes to `job.dependency` (trawl's fetcher and rules)
+ *               ─► a context of the pool (made once per browser process: WebSockets refused,
+ *                  history.pushState recorded, every request routed: the main document is the
+ *                  response trawl already fetched; any other goes to `job.dependency`, trawl's
+ *                  fetcher and rules) ─► a new page in it
  *               ─► load, then network idle (no request of the page's own for network_idle ms),
  *                  all within page_timeout ─► the rendered HTML and the URLs pushed
- *               ─► the context closed; the browser restarted after restart_after pages,
+ *               ─► the page closed (its context too when it failed); the browser restarted after restart_after pages,
  *                  above total_memory (once the pages under way are done), or when it died
  *
  * The browser itself reaches no network: every request is answered by the
@@ -19,7 +20,7 @@
  */
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { trawlError } from '../core/errors.ts';
 
 export interface RenderSettings {
@@ -58,7 +59,7 @@ export interface RenderJob {
 }
 
 export type RenderResult =
-  | { readonly ok: true; readonly html: string; readonly pushed: readonly string[]; readonly navigations: readonly string[]; readonly webSockets: number; readonly ms: number }
+  | { readonly ok: true; readonly html: string; readonly pushed: readonly string[]; readonly navigations: readonly string[]; readonly ms: number }
   | { readonly ok: false; readonly reason: string };
 
 /** The flags Chromium runs with: no GPU, no QUIC, no background traffic of its own (updates, sync, safe browsing lists). */
@@ -104,6 +105,15 @@ export interface RendererCounters {
 }
 
 class RenderFailure extends Error {}
+
+/** What the route handler knows of a page being rendered. */
+interface PageState {
+  readonly job: RenderJob;
+  mainServed: boolean;
+  inFlight: number;
+  lastDoneMs: number;
+  readonly navigations: string[];
+}
 
 /** Resident bytes of the processes below `root` whose command is Chromium (from /proc). */
 export function browserRssBytes(root = process.pid): number {
@@ -154,6 +164,11 @@ export class Renderer {
   private readonly waiting: Array<() => void> = [];
   private closed = false;
   private lastMemoryCheckMs = 0;
+  /** The pool's contexts not in use, of the browser process `browserOf`. */
+  private idleContexts: BrowserContext[] = [];
+  private browserOf: Browser | undefined;
+  /** The pages being rendered, for the route handler. */
+  private readonly pages = new Map<Page, PageState>();
 
   constructor(s: RenderSettings) {
     this.s = s;
@@ -264,6 +279,8 @@ export class Renderer {
     } catch (err) {
       throw trawlError('RENDER_LAUNCH', { path: this.s.browser, why: ((err as Error).message ?? String(err)).split('\n')[0] ?? '' });
     }
+    this.browserOf = browser;
+    this.idleContexts = [];
     browser.on('disconnected', () => {
       // Crashed or killed: the next page starts another browser.
       const current = this.browser;
@@ -277,75 +294,102 @@ export class Renderer {
   private async closeBrowser(): Promise<void> {
     const b = this.browser;
     this.browser = undefined;
+    this.browserOf = undefined;
+    this.idleContexts = [];
     if (!b) return;
     const browser = await b.catch(() => undefined);
     if (!browser) return;
     await Promise.race([browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
   }
 
+  /**
+   * A context of the pool: made once per browser process with what every
+   * page in it shares (no service workers, WebSockets refused, the
+   * pushState recorder, the route handler that answers each request for
+   * the page it belongs to), and reused page after page; one whose page
+   * failed is closed instead.
+   */
+  private async newContext(browser: Browser): Promise<BrowserContext> {
+    const context = await browser.newContext({ serviceWorkers: 'block', acceptDownloads: false });
+    await context.routeWebSocket(/.*/, (ws) => {
+      this.counters.webSockets++;
+      ws.close({ code: 1008, reason: 'WebSockets are not fetched by the crawler' });
+    });
+    await context.addInitScript(PUSH_STATE_SCRIPT);
+    await context.route('**/*', (route) => this.answer(route));
+    return context;
+  }
+
+  /** One request of a page: its main document from the job, anything else through the job's rules. */
+  private async answer(route: Route): Promise<void> {
+    const req = route.request();
+    let state: PageState | undefined;
+    try {
+      state = this.pages.get(req.frame().page());
+    } catch {
+      // a request of no page (a worker's): not answered
+    }
+    if (!state) {
+      await route.abort('blockedbyclient').catch(() => undefined);
+      return;
+    }
+    if (req.isNavigationRequest() && req.frame() === req.frame().page().mainFrame()) {
+      if (!state.mainServed) {
+        state.mainServed = true;
+        const job = state.job;
+        await route.fulfill({ status: job.status, headers: job.headers, body: asBuffer(job.body) }).catch(() => undefined);
+      } else {
+        // The page sends the window elsewhere: a link, not something to load now.
+        if (state.navigations.length < 100) state.navigations.push(req.url());
+        await route.abort('aborted').catch(() => undefined);
+      }
+      return;
+    }
+    state.inFlight++;
+    try {
+      const a = await state.job.dependency({ url: req.url(), method: req.method(), postData: req.postData(), resourceType: req.resourceType() });
+      if (a.kind === 'response') await route.fulfill({ status: a.status, headers: a.headers, body: asBuffer(a.body) });
+      else await route.abort('blockedbyclient');
+    } catch {
+      await route.abort('failed').catch(() => undefined);
+    } finally {
+      state.inFlight--;
+      state.lastDoneMs = Date.now();
+    }
+  }
+
   private async renderOn(browser: Browser, job: RenderJob, started: number): Promise<RenderResult> {
     let context: BrowserContext | undefined;
-    let timer: NodeJS.Timeout | undefined;
+    let page: Page | undefined;
     let failed: ((e: Error) => void) | undefined;
     const failure = new Promise<never>((_, reject) => {
       failed = reject;
     });
     failure.catch(() => undefined);
-    timer = setTimeout(() => failed!(new RenderFailure(`not rendered within page_timeout (${this.s.pageTimeoutMs / 1000} s)`)), this.s.pageTimeoutMs);
+    const timer = setTimeout(() => failed!(new RenderFailure(`not rendered within page_timeout (${this.s.pageTimeoutMs / 1000} s)`)), this.s.pageTimeoutMs);
+    const onDisconnect = (): void => failed!(new RenderFailure('the browser stopped'));
+    browser.once('disconnected', onDisconnect);
+    let reusable = false;
     try {
-      context = await Promise.race([browser.newContext({ serviceWorkers: 'block', acceptDownloads: false }), failure]);
-      const page = await Promise.race([context.newPage(), failure]);
+      context = this.idleContexts.pop() ?? await Promise.race([this.newContext(browser), failure]);
+      page = await Promise.race([context.newPage(), failure]);
+      const state: PageState = { job, mainServed: false, inFlight: 0, lastDoneMs: Date.now(), navigations: [] };
+      this.pages.set(page, state);
       page.on('crash', () => failed!(new RenderFailure('the renderer crashed (page_memory, or a bug in the page or the browser)')));
-      browser.once('disconnected', () => failed!(new RenderFailure('the browser stopped')));
-      let webSockets = 0;
-      let inFlight = 0;
-      let lastDoneMs = Date.now();
-      let mainServed = false;
-      const navigations: string[] = [];
-      await Promise.race([page.routeWebSocket(/.*/, (ws) => {
-        webSockets++;
-        ws.close({ code: 1008, reason: 'WebSockets are not fetched by the crawler' });
-      }), failure]);
-      await Promise.race([page.addInitScript(PUSH_STATE_SCRIPT), failure]);
-      await Promise.race([page.route('**/*', async (route: Route) => {
-        const req = route.request();
-        if (req.isNavigationRequest() && req.frame() === page.mainFrame()) {
-          if (!mainServed) {
-            mainServed = true;
-            await route.fulfill({ status: job.status, headers: job.headers, body: asBuffer(job.body) }).catch(() => undefined);
-          } else {
-            // The page sends the window elsewhere: a link, not something to load now.
-            if (navigations.length < 100) navigations.push(req.url());
-            await route.abort('aborted').catch(() => undefined);
-          }
-          return;
-        }
-        inFlight++;
-        try {
-          const a = await job.dependency({ url: req.url(), method: req.method(), postData: req.postData(), resourceType: req.resourceType() });
-          if (a.kind === 'response') await route.fulfill({ status: a.status, headers: a.headers, body: asBuffer(a.body) });
-          else await route.abort('blockedbyclient');
-        } catch {
-          await route.abort('failed').catch(() => undefined);
-        } finally {
-          inFlight--;
-          lastDoneMs = Date.now();
-        }
-      }), failure]);
       await Promise.race([page.goto(job.url, { waitUntil: 'load', timeout: 0 }), failure]);
       // Network idle: no request of the page's own under way for network_idle ms.
       const idleMs = this.s.networkIdleMs;
       await Promise.race([(async () => {
         for (;;) {
-          const quietFor = Date.now() - lastDoneMs;
-          if (inFlight === 0 && quietFor >= idleMs) return;
+          const quietFor = Date.now() - state.lastDoneMs;
+          if (state.inFlight === 0 && quietFor >= idleMs) return;
           await new Promise((r) => setTimeout(r, Math.max(20, Math.min(100, idleMs - quietFor))));
         }
       })(), failure]);
       const html = await Promise.race([page.content(), failure]);
       const pushed = await Promise.race([page.evaluate<string[]>('Array.from(window.__trawlPushed || [])'), failure]);
-      this.counters.webSockets += webSockets;
-      return { ok: true, html, pushed, navigations, webSockets, ms: Date.now() - started };
+      reusable = true;
+      return { ok: true, html, pushed, navigations: state.navigations, ms: Date.now() - started };
     } catch (err) {
       if (!(err instanceof RenderFailure)) {
         // Not one of ours: the browser or the page went away under us.
@@ -357,12 +401,13 @@ export class Renderer {
       return { ok: false, reason: err.message };
     } finally {
       clearTimeout(timer);
-      timer = undefined;
-      if (context) {
-        // A renderer stuck in a loop is killed with its context; if even that hangs, the browser goes.
-        const closedInTime = await Promise.race([context.close().then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref())]);
-        if (!closedInTime) this.wantRestart();
-      }
+      browser.off('disconnected', onDisconnect);
+      if (page) this.pages.delete(page);
+      // A page stuck in a loop is closed with its renderer (its context too); if even that hangs, the browser goes.
+      const closing = reusable && page ? page.close() : context?.close();
+      const closedInTime = closing === undefined || await Promise.race([closing.then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref())]);
+      if (!closedInTime) this.wantRestart();
+      else if (reusable && context && browser.isConnected() && this.browserOf === browser) this.idleContexts.push(context);
     }
   }
 }

@@ -49,7 +49,7 @@ export class RenderStage implements PageStage {
     const html = Buffer.from(r.html, 'utf8');
     ctx.rendered = { html, urls: [...r.pushed, ...r.navigations] };
     if (ctx.settings.javascriptKeepHtml) ctx.document = html;
-    env.events.emit({ type: 'fetch', url: ctx.uri.url, message: `rendered in ${r.ms} ms: ${html.length} bytes of HTML, ${r.pushed.length} URLs pushed${r.webSockets > 0 ? `, ${r.webSockets} WebSockets refused` : ''}` });
+    env.events.emit({ type: 'fetch', url: ctx.uri.url, message: `rendered in ${r.ms} ms: ${html.length} bytes of HTML, ${r.pushed.length} URLs pushed` });
     return undefined;
   }
 
