@@ -6,10 +6,10 @@
  *               ─► a context of the pool (made once per browser process: WebSockets refused,
  *                  history.pushState recorded, every request routed: the main document is the
  *                  response trawl already fetched; any other goes to `job.dependency`, trawl's
- *                  fetcher and rules) ─► a new page in it
+ *                  fetcher and rules) with its one page, which navigates from page to page
  *               ─► load, then network idle (no request of the page's own for network_idle ms),
  *                  all within page_timeout ─► the rendered HTML and the URLs pushed
- *               ─► the page closed (its context too when it failed); the browser restarted after restart_after pages,
+ *               ─► the context back in the pool (closed instead when its page failed); the browser restarted after restart_after pages,
  *                  above total_memory (once the pages under way are done), or when it died
  *
  * The browser itself reaches no network: every request is answered by the
@@ -83,6 +83,14 @@ const PUSH_STATE_SCRIPT = `(() => {
     };
   }
 })();`;
+
+/** The document as page.content() serializes it, and the URLs the page pushed. */
+const SNAPSHOT_SCRIPT = `(() => {
+  let html = '';
+  if (document.doctype) html = new XMLSerializer().serializeToString(document.doctype);
+  if (document.documentElement) html += document.documentElement.outerHTML;
+  return [html, Array.from(window.__trawlPushed || [])];
+})()`;
 
 /** Response headers that do not describe the decoded body the browser is given. */
 const DROPPED_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'set-cookie']);
@@ -165,7 +173,7 @@ export class Renderer {
   private closed = false;
   private lastMemoryCheckMs = 0;
   /** The pool's contexts not in use, of the browser process `browserOf`. */
-  private idleContexts: BrowserContext[] = [];
+  private idleContexts: Array<{ readonly context: BrowserContext; readonly page: Page }> = [];
   private browserOf: Browser | undefined;
   /** The pages being rendered, for the route handler. */
   private readonly pages = new Map<Page, PageState>();
@@ -370,12 +378,17 @@ export class Renderer {
     const onDisconnect = (): void => failed!(new RenderFailure('the browser stopped'));
     browser.once('disconnected', onDisconnect);
     let reusable = false;
+    let crashListener: (() => void) | undefined;
     try {
-      context = this.idleContexts.pop() ?? await Promise.race([this.newContext(browser), failure]);
-      page = await Promise.race([context.newPage(), failure]);
+      // A context of the pool with its page, reused: the next page is a navigation of the same tab.
+      const slot = this.idleContexts.pop();
+      context = slot?.context ?? await Promise.race([this.newContext(browser), failure]);
+      page = slot?.page ?? await Promise.race([context.newPage(), failure]);
       const state: PageState = { job, mainServed: false, inFlight: 0, lastDoneMs: Date.now(), navigations: [] };
       this.pages.set(page, state);
-      page.on('crash', () => failed!(new RenderFailure('the renderer crashed (page_memory, or a bug in the page or the browser)')));
+      const onCrash = (): void => failed!(new RenderFailure('the renderer crashed (page_memory, or a bug in the page or the browser)'));
+      page.on('crash', onCrash);
+      crashListener = () => page?.off('crash', onCrash);
       await Promise.race([page.goto(job.url, { waitUntil: 'load', timeout: 0 }), failure]);
       // Network idle: no request of the page's own under way for network_idle ms.
       const idleMs = this.s.networkIdleMs;
@@ -386,8 +399,8 @@ export class Renderer {
           await new Promise((r) => setTimeout(r, Math.max(20, Math.min(100, idleMs - quietFor))));
         }
       })(), failure]);
-      const html = await Promise.race([page.content(), failure]);
-      const pushed = await Promise.race([page.evaluate<string[]>('Array.from(window.__trawlPushed || [])'), failure]);
+      // The serialized DOM (as page.content() makes it) and the URLs pushed, in one round trip.
+      const [html, pushed] = await Promise.race([page.evaluate<[string, string[]]>(SNAPSHOT_SCRIPT), failure]);
       reusable = true;
       return { ok: true, html, pushed, navigations: state.navigations, ms: Date.now() - started };
     } catch (err) {
@@ -402,12 +415,15 @@ export class Renderer {
     } finally {
       clearTimeout(timer);
       browser.off('disconnected', onDisconnect);
+      crashListener?.();
       if (page) this.pages.delete(page);
-      // A page stuck in a loop is closed with its renderer (its context too); if even that hangs, the browser goes.
-      const closing = reusable && page ? page.close() : context?.close();
-      const closedInTime = closing === undefined || await Promise.race([closing.then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref())]);
-      if (!closedInTime) this.wantRestart();
-      else if (reusable && context && browser.isConnected() && this.browserOf === browser) this.idleContexts.push(context);
+      if (reusable && context && page && browser.isConnected() && this.browserOf === browser) {
+        this.idleContexts.push({ context, page });
+      } else if (context) {
+        // A page stuck in a loop is closed with its context and renderer; if even that hangs, the browser goes.
+        const closedInTime = await Promise.race([context.close().then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref())]);
+        if (!closedInTime) this.wantRestart();
+      }
     }
   }
 }

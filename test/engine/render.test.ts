@@ -94,7 +94,7 @@ function writeConfig(site: FixtureSite, attribs: string, egress = '', browser = 
   ${attribs}
   <section name="include_domains"><attrib name="exact" type="list-string"><member>${MAIN}</member></attrib></section>
   <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib>${egress}</section>
-  <section name="trawl_render"><attrib name="browser" type="string">${browser}</attrib><attrib name="page_timeout" type="integer">4</attrib><attrib name="page_memory" type="integer">64</attrib><attrib name="network_idle" type="integer">200</attrib>${render}</section>
+  <section name="trawl_render"><attrib name="browser" type="string">${browser}</attrib><attrib name="page_timeout" type="integer">4</attrib><attrib name="page_memory" type="integer">64</attrib><attrib name="network_idle" type="integer">600</attrib>${render}</section>
 </DomainSpecification></CrawlerConfig>`);
   return config;
 }
