@@ -118,11 +118,12 @@ async function storedBody(data: string, config: string, rec: UriRecord | undefin
 }
 
 /** The rendering line of the crawl log: the browser's launches and restarts. */
-function renderSummary(data: string): { launches: number; restarts: number } {
+function renderSummary(data: string): { launches: number; restarts: number; outOfScope: number } {
   const log = readFileSync(join(data, 'logs', 'crawl.log'), 'utf8');
   const m = /Chromium started (\d+) times \((\d+) restarts\)/.exec(log);
-  assert.ok(m, 'the crawl log has the rendering line');
-  return { launches: Number(m[1]), restarts: Number(m[2]) };
+  const o = /\((\d+) outside the scope, never crawled as pages\)/.exec(log);
+  assert.ok(m && o, 'the crawl log has the rendering line');
+  return { launches: Number(m[1]), restarts: Number(m[2]), outOfScope: Number(o[1]) };
 }
 
 const byPath = (site: FixtureSite, recs: UriRecord[], path: string): UriRecord | undefined => recs.find((r) => r.url === site.host(MAIN).url(path));
@@ -176,6 +177,9 @@ describe('JavaScript rendering (use_javascript)', { skip, timeout: 180_000 }, ()
       // restart_after 4: a dozen pages rendered by more than one browser process.
       const summary = renderSummary(data);
       assert.ok(summary.launches >= 3 && summary.restarts >= 2, JSON.stringify(summary));
+      // Counted apart: the other host's three scripts and the three slow JSON documents (more if a
+      // render was tried again), outside include_domains; the server logs above show none crawled as a page.
+      assert.ok(summary.outOfScope >= 6, JSON.stringify(summary));
     } finally {
       await site.close();
     }
