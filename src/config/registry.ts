@@ -541,6 +541,19 @@ const EXTRACTION_RULESET = section({
 
 const EXTRACTION_RULESETS = section({ name: 'trawl_extraction_rulesets', key: 'extractionRulesets', honoured: 'full', meaning: 'Custom fields of the search documents, one section per ruleset (the Open Crawler\'s extraction_rulesets).', spec: X, attribs: [], sections: [], dynamicSection: EXTRACTION_RULESET });
 
+const TRAWL_RENDER = section({
+  name: 'trawl_render', key: 'render', honoured: 'full', meaning: 'JavaScript rendering (use_javascript): the browser, its pool of contexts and the bounds on each page.', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'browser', key: 'browser', honoured: 'full', type: 'string', default: '/usr/bin/chromium', meaning: 'The Chromium executable (Debian package chromium); never downloaded. Started only when a collection sets use_javascript.', spec: X }),
+    attrib({ name: 'contexts', key: 'contexts', honoured: 'full', type: 'integer', default: 2, min: 1, max: 64, meaning: 'Pages rendered at once: the fixed pool of browser contexts (2 fits 2 cores).', spec: X }),
+    attrib({ name: 'page_timeout', key: 'pageTimeoutS', honoured: 'full', type: 'integer', default: 30, min: 1, unit: 's', meaning: 'Longest time a page may take to render, its dependencies included; past it the render fails (retried once, then skipped with js).', spec: X }),
+    attrib({ name: 'network_idle', key: 'networkIdleMs', honoured: 'full', type: 'integer', default: 500, min: 0, unit: 'ms', meaning: 'A page is rendered once it has loaded and no request of its own has been under way for this long.', spec: X }),
+    attrib({ name: 'page_memory', key: 'pageMemoryMb', honoured: 'full', type: 'integer', default: 256, min: 16, unit: 'MiB', meaning: 'JavaScript heap of one page at most: a page that needs more crashes its renderer, and fails.', spec: X }),
+    attrib({ name: 'total_memory', key: 'totalMemoryMb', honoured: 'full', type: 'integer', default: 1536, min: 64, unit: 'MiB', meaning: 'Resident memory of the browser and all its processes at most: above it the browser is restarted once the pages under way are done.', spec: X }),
+    attrib({ name: 'restart_after', key: 'restartAfter', honoured: 'full', type: 'integer', default: 200, min: 1, meaning: 'Pages rendered by one browser process before it is restarted.', spec: X }),
+  ],
+});
+
 const SITEMAPS = section({
   name: 'trawl_sitemaps', key: 'sitemaps', honoured: 'full', meaning: 'Sitemap discovery and bounds (use_sitemaps turns sitemaps on).', spec: X, sections: [],
   attribs: [
@@ -682,9 +695,9 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'near_duplicate_detection', key: 'nearDuplicateDetection', honoured: 'not', type: 'boolean', default: false, meaning: 'Detect near-duplicates by word patterns.', spec: S }),
   attrib({ name: 'max_uri_recursion', key: 'maxUriRecursion', honoured: 'full', type: 'integer', default: 5, min: 0, meaning: 'Times a path pattern may repeat in successor URIs (trap guard).', spec: S }),
   attrib({ name: 'ftp_searchlinks', key: 'ftpSearchlinks', honoured: 'full', type: 'boolean', default: true, meaning: 'Extract links from documents fetched over FTP (directory listings are HTML pages of links); off, none is followed.', spec: S }),
-  attrib({ name: 'use_javascript', key: 'useJavascript', honoured: 'not', type: 'boolean', default: false, sub: true, meaning: 'Run the JavaScript of HTML documents.', spec: S }),
-  attrib({ name: 'javascript_keep_html', key: 'javascriptKeepHtml', honoured: 'not', type: 'boolean', default: false, meaning: 'Index the HTML produced by JavaScript instead of the original (needs use_javascript).', spec: S }),
-  attrib({ name: 'javascript_delay', key: 'javascriptDelayS', honoured: 'not', type: 'real', min: 0, unit: 's', meaning: 'Delay between fetches of JavaScript dependencies; delay when absent.', spec: S }),
+  attrib({ name: 'use_javascript', key: 'useJavascript', honoured: 'full', type: 'boolean', default: false, sub: true, meaning: 'Run the JavaScript of HTML documents (uri_search_mime types) in Chromium (trawl_render) before their links are extracted; the links of the rendered DOM and of client-side routing are followed too.', spec: S }),
+  attrib({ name: 'javascript_keep_html', key: 'javascriptKeepHtml', honoured: 'full', type: 'boolean', default: false, meaning: 'Index the HTML produced by JavaScript instead of the original (needs use_javascript).', spec: S }),
+  attrib({ name: 'javascript_delay', key: 'javascriptDelayS', honoured: 'full', type: 'real', min: 0, unit: 's', meaning: 'Delay between the starts of two fetches of a rendered page\'s dependencies (scripts, XHR/fetch, stylesheets, images) from one host; delay when absent.', spec: S }),
   attrib({ name: 'exclude_exts', key: 'excludeExts', honoured: 'full', type: 'list-string', check: checkExtension, default: ['.jpg', '.jpeg', '.ico', '.tif', '.png', '.bmp', '.gif', '.wmf', '.avi', '.mpg', '.wmv', '.wma', '.ram', '.asx', '.ASF', '.mp3', '.wav', '.ogg', '.ra', '.aac', '.m4a', '.zip', '.gz', '.vmarc', '.z', '.tar', '.iso', '.img', '.rpm', '.cab', '.rar', '.ace', '.hqx', '.swf', '.exe', '.java', '.jar', '.prz', '.wrl', '.midr', '.css', '.ps', '.ttf', '.mso', '.dvi'], meaning: 'File extensions never crawled (compared without regard to case).', spec: S }),
   attrib({ name: 'use_http_1_1', key: 'useHttp11', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Use HTTP/1.1 (otherwise HTTP/1.0).', spec: S }),
   attrib({ name: 'accept_compression', key: 'acceptCompression', honoured: 'full', type: 'boolean', default: true, sub: true, meaning: 'Accept gzip, deflate and br content encodings (needs use_http_1_1).', spec: S }),
@@ -752,7 +765,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
+  EGRESS, TRAWL_LIMITS, TRAWL_RENDER, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -114,6 +114,10 @@ export const ERROR_CODES = {
 
   TRAWL_ERR_SECRET_KEY: { summary: 'The !ENC! key file is missing or is not a 128-bit key plus a 128-bit IV.', exitCode: 78 },
   TRAWL_ERR_SECRET_DECRYPT: { summary: 'An !ENC! value could not be decrypted with the key file.', exitCode: 78 },
+  TRAWL_ERR_RENDER_BROWSER: {
+    summary: 'A collection sets use_javascript but Chromium cannot be started: install Debian\'s package (`apt-get install chromium`) or set trawl_render browser.',
+    exitCode: 69,
+  },
   TRAWL_ERR_CLIENT_CERT: {
     summary: 'The TLS client certificate (key_file, cert_file) cannot be used: a file is missing or unreadable, is not PEM, the key is encrypted, only one of the two is set, or the key does not belong to the certificate.',
     exitCode: 78,
@@ -181,6 +185,8 @@ export interface MessageSpec {
  */
 export const ERROR_MESSAGES = {
   // The TLS client certificate (key_file, cert_file): each message starts with the parameter it is about.
+  RENDER_NO_BROWSER: { code: 'TRAWL_ERR_RENDER_BROWSER', template: 'collection {name:json} sets use_javascript, but there is no Chromium at {path:json}: install Debian\'s package chromium (apt-get install chromium), or name the executable in trawl_render browser' },
+  RENDER_LAUNCH: { code: 'TRAWL_ERR_RENDER_BROWSER', template: 'Chromium {path:json} could not be started: {why}' },
   CLIENT_CERT_UNREADABLE: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{param} {path:json} cannot be read: {why}' },
   CLIENT_CERT_HALF: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{set} is set without {missing}: a client certificate needs both files' },
   CLIENT_CERT_KEY: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'key_file {path:json} does not hold a usable PEM private key: {why}' },

@@ -45,6 +45,8 @@ export const DOC_SKIP_CODES = {
   ot: 'Other error',
   // Not in MS-FSCADM: the set-aside rule of DESIGN.md's safety defaults.
   cr: 'Crashed twice: in flight when the crawler died twice in a row; set aside and not fetched again in this cycle',
+  // Not in MS-FSCADM: JavaScript rendering (use_javascript).
+  js: 'Render failed: the page could not be rendered (time limit, memory cap, renderer crash) twice in a row',
 } as const;
 
 export type UriSkipCode = keyof typeof URI_SKIP_CODES;
@@ -95,6 +97,7 @@ export const DOC_SKIP_ACTIONS: Readonly<Record<DocSkipCode, string>> = {
   rs: 'nothing: the feed is read for its links (rss settings)',
   ot: 'read the reason in logs/crawl.log (an egress refusal names the option that allows it: --allow-loopback, --allow-private-networks)',
   cr: 'the page crashed trawl twice: run `trawl urltest --data DIR URL`, and report it with the URL',
+  js: 'read why in logs/crawl.log (event skip); raise trawl_render page_timeout or page_memory, or turn use_javascript off for the sub-collection',
 };
 
 /** The meaning of a URI or document skip code and what to do about it; undefined for a code not in either table. */

@@ -32,6 +32,7 @@ import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import { setUpCycle } from './cycle-setup.ts';
 import { CycleLifecycle, finalStatus } from './cycle-lifecycle.ts';
+import type { Rendering } from './rendering.ts';
 import { LIMIT_PARAMETER } from './cycle-limits.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS, type Counters } from './cycle-stats.ts';
 import { DuplicateDetector } from './duplicates.ts';
@@ -72,6 +73,7 @@ export class CollectionCrawl {
   private fetcher!: HttpFetcher;
   private ftp!: FtpFetching;
   private auth: HttpAuth | undefined;
+  private rendering: Rendering | undefined;
   private seeder!: Seeder;
   private siteTasks!: SiteTasks;
   private started = 0;
@@ -210,7 +212,7 @@ export class CollectionCrawl {
       env.screening.takeBack();
       // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
       await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
-      await Promise.all([this.fetcher.close(), this.ftp.close()]);
+      await Promise.all([this.fetcher.close(), this.ftp.close(), this.closeRendering()]);
       await this.auth?.close();
       if (cookies) await this.saveCookies(cookies);
       await this.stats.settled();
@@ -281,6 +283,18 @@ export class CollectionCrawl {
     this.events.elastic = this.env.rt.settings.elastic.events ? { id: this.lifecycle.current?.epoch === epoch ? this.lifecycle.current.id : `${this.env.name}-${epoch}` } : undefined;
   }
 
+  /** use_javascript: the browser closed, and what rendering did in this run told (crawl.log). */
+  private async closeRendering(): Promise<void> {
+    const r = this.rendering;
+    if (!r) return;
+    await r.close();
+    const c = r.counters;
+    const b = r.renderer.counters;
+    if (c.rendered + c.skipped + c.retried > 0) {
+      this.events.emit({ type: 'cycle', message: `rendering: ${c.rendered} pages rendered, ${c.retried} tried again, ${c.skipped} skipped (js); ${c.dependencies} dependencies fetched (${c.outOfScope} outside the scope, never crawled as pages), ${c.refused} refused, ${b.webSockets} WebSockets refused; Chromium started ${b.launches} times (${b.restarts} restarts)` });
+    }
+  }
+
   private setup(): void {
     this.prepared = true;
     const parts = setUpCycle(this.config, this.opts, {
@@ -291,6 +305,7 @@ export class CollectionCrawl {
     this.fetcher = parts.fetcher;
     this.ftp = parts.ftp;
     this.auth = parts.auth;
+    this.rendering = parts.rendering;
     this.seeder = parts.seeder;
     this.siteTasks = parts.siteTasks;
   }

@@ -5,7 +5,7 @@
  *   settings ─► Runtime ─► resolver + fetcher (client certificate, proxies) + FTP fetcher ─► robots.txt manager
  *                       ─► SiteScheduler (delay, variable_delay, Crawl-delay)
  *                       ─► DiskGuard, LinkScreening, smfilter ─► CycleEnv
- *                       ─► FormLogins (logins) ─► Seeder, PagePipeline ─► SiteTasks
+ *                       ─► FormLogins (logins) ─► Rendering (use_javascript) ─► Seeder, PagePipeline ─► SiteTasks
  */
 
 import { readClientCertificate } from '../config/client-cert.ts';
@@ -37,6 +37,7 @@ import type { DuplicateDetector } from './duplicates.ts';
 import { LinkScreening } from './link-screening.ts';
 import { PagePipeline } from './pipeline/pipeline.ts';
 import { RobotsManager } from './robots-manager.ts';
+import { Rendering, usesJavascript } from './rendering.ts';
 import { buildRuntime } from './runtime.ts';
 import { postPayloads, proxyRoutes, usesProxies } from './request-setup.ts';
 import { Seeder } from './seeding.ts';
@@ -66,6 +67,8 @@ export interface CycleSetup {
   readonly auth: HttpAuth | undefined;
   readonly seeder: Seeder;
   readonly siteTasks: SiteTasks;
+  /** use_javascript: the browser and the rules of its requests (started with the first page to render). */
+  readonly rendering: Rendering | undefined;
 }
 
 /**
@@ -159,7 +162,9 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   }, events);
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
-  const pipeline = PagePipeline.standard(env);
+  // use_javascript: Chromium is looked for now (its absence stops the cycle, naming the package) and started with the first page.
+  const rendering = usesJavascript(rt) ? new Rendering({ rt, fetcher, robots, events, signal: shared.signal, now, proxyFor }) : undefined;
+  const pipeline = PagePipeline.standard(env, rendering);
   const formLogins = logins.length === 0 ? undefined : new FormLogins(logins, {
     fetcher, events, now, timeoutMs: s.loginTimeoutS * 1000, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,
     headers: rt.headers, reveal: (v) => revealSecret(v, key), signal: shared.signal,
@@ -171,7 +176,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
     logins: formLogins, loginFailedIgnore: s.loginFailedIgnore,
     fetchDelay: s.politeness.delayFactor === undefined ? undefined : { factor: s.politeness.delayFactor, minMs: s.politeness.minDelayS * 1000, maxMs: Math.max(s.politeness.minDelayS, s.politeness.maxDelayS) * 1000 },
   });
-  return { env, fetcher, ftp, auth, seeder, siteTasks };
+  return { env, fetcher, ftp, auth, seeder, siteTasks, rendering };
 }
 
 /**

@@ -63,9 +63,9 @@ describe('warnings for parameters this version does not honour', () => {
   });
 
   it('trawl crawl prints them on stderr when the collection starts', () => {
-    const file = write('crawl.xml', `${START}\n    <attrib name="use_javascript" type="boolean">yes</attrib>\n${SCOPE}`);
+    const file = write('crawl.xml', `${START}\n    <attrib name="near_duplicate_detection" type="boolean">yes</attrib>\n${SCOPE}`);
     const r = trawl(['crawl', file, '--data', join(tmp, 'data'), '--max-pages', '1']);
-    assert.match(r.err, /crawl\.xml:5:5: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", use_javascript: use_javascript = yes is not honoured/);
+    assert.match(r.err, /crawl\.xml:5:5: warning TRAWL_ERR_CONFIG_NOT_HONOURED: collection "c", near_duplicate_detection: near_duplicate_detection = yes is not honoured/);
     assert.doesNotMatch(r.out, /NOT_HONOURED/);
   });
 

@@ -36,10 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['use_javascript', 'mirror_site_files', 'adaptive']) {
+    for (const p of ['near_duplicate_detection', 'mirror_site_files', 'adaptive']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes', 'logins', 'logins.<login>.autofill', 'login_timeout', 'login_failed_ignore', 'trawl_limits.max_title_bytes', 'trawl_limits.max_headings']) assert.equal(byPath.get(p), 'full', p);
+    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes', 'logins', 'logins.<login>.autofill', 'login_timeout', 'login_failed_ignore', 'trawl_limits.max_title_bytes', 'trawl_limits.max_headings', 'use_javascript', 'javascript_keep_html', 'javascript_delay']) assert.equal(byPath.get(p), 'full', p);
     assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
   });
 });
@@ -119,13 +119,13 @@ describe('honouredWarnings', () => {
   });
 
   it('looks into sub-collections and <Node> overrides', () => {
-    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="use_javascript" type="boolean">yes</attrib></SubDomain>\n    <Node name="n1"><attrib name="use_javascript" type="boolean">yes</attrib></Node>`);
+    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="refresh_mode" type="string">adaptive</attrib></SubDomain>\n    <Node name="n1"><attrib name="refresh_mode" type="string">adaptive</attrib></Node>`);
     const ds = honouredWarnings(c);
-    assert.deepEqual(ds.map((d) => d.param).sort(), ['subdomains.s.use_javascript', 'use_javascript']);
-    assert.equal(ds.find((d) => d.param === 'use_javascript')!.location?.line, 6);
+    assert.deepEqual(ds.map((d) => d.param).sort(), ['refresh_mode', 'subdomains.s.refresh_mode']);
+    assert.equal(ds.find((d) => d.param === 'refresh_mode')!.location?.line, 6);
     // A crawl as node n2, or as no node, does not use n1's override.
-    assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.use_javascript']);
-    assert.deepEqual(honouredWarnings(c, null).map((d) => d.param), ['subdomains.s.use_javascript']);
+    assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.refresh_mode']);
+    assert.deepEqual(honouredWarnings(c, null).map((d) => d.param), ['subdomains.s.refresh_mode']);
     assert.equal(honouredWarnings(c, 'n1').length, 2);
   });
 });
@@ -156,7 +156,7 @@ describe('reference: the Honoured column', () => {
   it('shows it for every parameter', () => {
     const ref = renderConfigReference();
     assert.match(ref, /\| Parameter \| Type \| Default \| Where \| Honoured \| Meaning \|/);
-    assert.match(ref, /\| `use_javascript` \| [^\n]*\| CSN \| no \|/);
+    assert.match(ref, /\| `near_duplicate_detection` \| [^\n]*\| CN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
     assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: adaptive runs as scratch/);
     assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);

@@ -29,6 +29,7 @@ export const TOOLS = {
   activemq: { command: '/usr/bin/activemq', pkg: 'activemq' },
   java: { command: '/usr/bin/java', pkg: 'default-jre-headless' },
   javac: { command: '/usr/bin/javac', pkg: 'default-jdk-headless' },
+  chromium: { command: '/usr/bin/chromium', pkg: 'chromium' },
 } as const satisfies Record<string, SystemTool>;
 
 const inCi = process.env.CI === 'true';

@@ -38,7 +38,8 @@ export class DuplicateStage implements PageStage {
 
   run(ctx: PageContext): PageOutcome | Promise<PageOutcome | undefined> | undefined {
     const { settings, previous } = ctx;
-    const body = ctx.response.body;
+    // The rendered document when javascript_keep_html keeps it (render.ts), else the body as fetched.
+    const body = ctx.document ?? ctx.response.body;
     const include = settings.extraction.contentHashInclude;
     const checksum = include.length > 0 && mimeMatches(ctx.mime!, settings.uriSearchMime)
       ? fieldsHash(ctx, include)
@@ -61,7 +62,7 @@ export class DuplicateStage implements PageStage {
     const { settings, uri } = ctx;
     const o = ctx.response;
     let contentRef: string | undefined;
-    if (settings.storage.storeDupes) contentRef = await this.env.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: ctx.mime! });
+    if (settings.storage.storeDupes) contentRef = await this.env.content.put(uri.url, { body: ctx.document ?? o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: ctx.mime! });
     // extract_links_from_dupes: a duplicate's links are followed only when it is on.
     if (!settings.extractLinksFromDupes) ctx.links = [];
     return { kind: 'duplicate', of: a, reason: `duplicate of ${a}`, checksum: ctx.checksum, contentRef, canonical: false };

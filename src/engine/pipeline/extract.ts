@@ -3,7 +3,11 @@ import { mimeMatches } from '../../fetch/mime.ts';
 import { parseRobotsDirectives, type LinkFlags } from '../../extract/html.ts';
 import { URI_FLAGS } from '../../store/crawl-store.ts';
 import type { CycleEnv } from '../cycle-env.ts';
+import type { PooledExtraction } from '../../extract/extract-wire.ts';
+import type { ExtractedLink } from '../../extract/html.ts';
 import type { PageContext, PageStage } from './page-context.ts';
+
+type ExtractOptions = { flags: LinkFlags; maxLinks: number; productToken: string; allowedSchemes: readonly string[] };
 
 /**
  * Extract: X-Robots-Tag, then for HTML (uri_search_mime) one pass of the
@@ -55,8 +59,12 @@ export class ExtractStage implements PageStage {
     // lookup for the links seen before, most of a page's.
     ctx.rawFirst = ctx.screenFirst && env.rt.canon.idempotent;
     ctx.ownTag = stringTag(ctx.site.site);
-    const screen = ctx.rawFirst && screening.shareId !== undefined ? { id: screening.shareId, ownTag: ctx.ownTag } : undefined;
-    const x = await env.pool.extract(ctx.response.body, uri.url, { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: env.rt.productToken, allowedSchemes: settings.allowedSchemes }, screen);
+    const rendered = ctx.rendered;
+    // A rendered page's two extractions are merged here: the worker sends back every link of each.
+    const screen = ctx.rawFirst && screening.shareId !== undefined && rendered === undefined ? { id: screening.shareId, ownTag: ctx.ownTag } : undefined;
+    const extractOpts = { flags: this.linkFlags, maxLinks: settings.trawlLimits.maxLinksPerPage, productToken: env.rt.productToken, allowedSchemes: settings.allowedSchemes };
+    let x = await env.pool.extract(ctx.response.body, uri.url, extractOpts, screen);
+    if (rendered !== undefined) x = await this.withRendered(x, rendered, uri.url, extractOpts);
     ctx.extraction = x;
     if (settings.checkMetaRobots) {
       ctx.noindex ||= x.robots.noindex;
@@ -81,5 +89,21 @@ export class ExtractStage implements PageStage {
     ctx.canonical = x.canonical ? env.normalize(x.canonical) : undefined;
     ctx.declaredLang = x.lang;
     return undefined;
+  }
+
+  /**
+   * use_javascript: the links of the rendered DOM and the URLs the script
+   * pushed (client-side routing), after the original's; the links stage
+   * drops the ones seen twice. The rest of the extraction (robots, refresh,
+   * canonical, language) stays the original document's.
+   */
+  private async withRendered(x: PooledExtraction, rendered: NonNullable<PageContext['rendered']>, url: string, opts: ExtractOptions): Promise<PooledExtraction> {
+    const y = await this.env.pool.extract(rendered.html, url, opts, undefined);
+    const links: ExtractedLink[] = [...x.links, ...y.links.filter((l) => l.kind === 'navigate' || l.kind === 'embed')];
+    for (const u of rendered.urls) {
+      if (links.length >= opts.maxLinks) break;
+      if (u.startsWith('http:') || u.startsWith('https:')) links.push({ url: u, kind: 'navigate', tag: '#script', attr: 'history', nofollow: false });
+    }
+    return { ...x, links };
   }
 }

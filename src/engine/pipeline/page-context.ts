@@ -73,6 +73,10 @@ export class PageContext {
   canonical: string | undefined = undefined;
   /** The language the page declares (`<html lang>`). */
   declaredLang: string | undefined = undefined;
+  /** The page as rendered (render stage, use_javascript): its HTML, and the URLs its script pushed onto the history or sent the window to. */
+  rendered: { readonly html: Buffer; readonly urls: readonly string[] } | undefined = undefined;
+  /** The document checksummed, stored and fed when it is not the response's body (javascript_keep_html: the rendered HTML). */
+  document: Buffer | undefined = undefined;
   /** The content checksum (duplicate stage). */
   checksum: string | undefined = undefined;
   /** The checksum this page claims until its commit (duplicates.ts); the pipeline releases it. */

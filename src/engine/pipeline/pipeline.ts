@@ -4,14 +4,15 @@
  * that outcome into the record, the links queued, the feed operations and
  * the counters, in one transaction.
  *
- *   PageContext ─► classify ─► mime ─► sitemap ─► channel ─► type-filters ─► extract
+ *   PageContext ─► classify ─► mime ─► sitemap ─► channel ─► type-filters ─► (render) ─► extract
  *                 ─► links ─► directives ─► focus ─► duplicate ─► store
  *                      │ any stage may end the page with a PageOutcome
  *                      ▼
  *                 OutcomeWriter.write ─► crawl store (complete)
  *
  * Stages are long-lived objects, made once per cycle; a stage returns a
- * promise only when it waits for I/O. The store stage ends every page that
+ * promise only when it waits for I/O. The render stage is there only when
+ * the collection or a sub-collection sets use_javascript. The store stage ends every page that
  * reaches it. Whatever happens, the checksum a page claimed is released
  * once it is written (or failed).
  */
@@ -27,6 +28,8 @@ import { FocusStage } from './focus.ts';
 import { PurgeStage } from './purge.ts';
 import { LinksStage } from './links.ts';
 import type { PageContext, PageOutcome, PageStage } from './page-context.ts';
+import type { Rendering } from '../rendering.ts';
+import { RenderStage } from './render.ts';
 import { SitemapStage } from './sitemap.ts';
 import { StoreStage } from './store.ts';
 import { MimeStage, TypeFilterStage } from './type-filters.ts';
@@ -42,8 +45,8 @@ export class PagePipeline {
     this.writer = writer;
   }
 
-  /** The crawler's stages, in order. */
-  static standard(env: CycleEnv): PagePipeline {
+  /** The crawler's stages, in order; `rendering` when some collection or sub-collection sets use_javascript. */
+  static standard(env: CycleEnv, rendering?: Rendering): PagePipeline {
     const writer = new OutcomeWriter(env);
     const classify = new ClassifyStage(env);
     return new PagePipeline(env, [
@@ -53,6 +56,7 @@ export class PagePipeline {
       new SitemapStage(env),
       new ChannelStage(env, writer),
       new TypeFilterStage(env),
+      ...(rendering ? [new RenderStage(env, rendering)] : []),
       new ExtractStage(env),
       new LinksStage(env),
       new DirectivesStage(env),

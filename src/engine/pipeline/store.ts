@@ -19,7 +19,7 @@ export class StoreStage implements PageStage {
     const { settings, uri, previous } = ctx;
     const o = ctx.response;
     const checksum = ctx.checksum!;
-    const contentRef = await this.env.content.put(uri.url, { body: o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: ctx.mime! });
+    const contentRef = await this.env.content.put(uri.url, { body: ctx.document ?? o.body, header: settings.storage.storeHttpHeader ? o.headerBlock : undefined, mime: ctx.mime! });
     return { kind: 'stored', checksum, contentRef, modified: previous?.checksum ? previous.checksum !== checksum : false };
   }
 }

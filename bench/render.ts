@@ -1,0 +1,244 @@
+/**
+ * The render benchmark: trawl with use_javascript against Crawlee's
+ * PlaywrightCrawler, on one JavaScript site (bench/js-site.ts) served on
+ * loopback, both driving Debian's Chromium (/usr/bin/chromium) with the same
+ * flags and the same number of pages at once; then a soak of trawl alone.
+ *
+ *   npx node bench/render.ts [--pages 300] [--concurrency 2] [--crawlers trawl,crawlee] [--time-limit 900]
+ *   npx node bench/render.ts --crawlers none --soak-minutes 30 [--pages 300]   # the soak only
+ *
+ * Each crawler runs under /usr/bin/time (user+sys CPU of the whole process
+ * tree, Chromium's processes included, as they are waited for), while its
+ * tree's resident memory (the crawler and every Chromium process below it)
+ * is summed from /proc every 250 ms for the peak. Coverage and pages come
+ * from the site's own request log, never from a crawler's report.
+ *
+ * The soak runs one CollectionCrawl in a child process (as the daemon keeps
+ * one per collection) for cycle after cycle (refresh_mode scratch: every
+ * page fetched and rendered again each cycle), and samples that process
+ * tree's memory after each cycle: after the first cycles it must be flat.
+ *
+ * Results: a Markdown table on stdout, and JSON + Markdown in bench/results/.
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pagePath, startJsSite, type JsSite } from './js-site.ts';
+
+const BENCH = resolve(import.meta.dirname);
+const ROOT = resolve(BENCH, '..');
+const IP = '127.0.36.1';
+const BROWSER = '/usr/bin/chromium';
+
+function flag(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1]! : dflt;
+}
+
+/** Resident bytes of `root` and every process below it (from /proc). */
+export function treeRssBytes(root: number): number {
+  const parent = new Map<number, number>();
+  const rss = new Map<number, number>();
+  for (const n of readdirSync('/proc')) {
+    const pid = Number(n);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(pid, Number(f[1]));
+      rss.set(pid, Number(f[21]) * 4096);
+    } catch {
+      // gone
+    }
+  }
+  let total = 0;
+  for (const [pid, bytes] of rss) {
+    for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 32; hops++) {
+      if (p === root) {
+        total += bytes;
+        break;
+      }
+      p = parent.get(p);
+    }
+  }
+  return total;
+}
+
+interface RunResult {
+  readonly crawler: string;
+  readonly exit: number | null;
+  readonly wallS: number;
+  readonly cpuS: number;
+  readonly peakRssMb: number;
+  readonly pagesServed: number;
+  readonly coverage: number;
+  readonly requests: number;
+  readonly note: string;
+}
+
+async function timed(name: string, command: string[], site: JsSite, timeLimitS: number, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  site.reset();
+  const timeFile = join(mkdtempSync(join(tmpdir(), 'trawl-render-time-')), 'time');
+  const t0 = performance.now();
+  const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', timeFile, ...command], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, treeRssBytes(child.pid!));
+  }, 250);
+  const limit = setTimeout(() => {
+    // time's own child gets the signal: the crawler stops and reports what it did
+    spawnSync('pkill', ['-INT', '-P', String(child.pid)]);
+  }, timeLimitS * 1000);
+  const exit = await new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  clearInterval(sampler);
+  clearTimeout(limit);
+  const wallS = (performance.now() - t0) / 1000;
+  const [u, s] = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  const pages = [...site.pagePaths()].filter((p) => p !== '/');
+  const note = exit === 0 ? '' : `exit ${exit}: ${err.trim().split('\n').slice(-3).join(' / ')}`;
+  if (process.env.BENCH_VERBOSE) process.stderr.write(`${name} stdout: ${out.slice(-2000)}\n${name} stderr: ${err.slice(-4000)}\n`);
+  return { crawler: name, exit, wallS, cpuS: (u ?? 0) + (s ?? 0), peakRssMb: peak / 1048576, pagesServed: pages.length, coverage: pages.length / site.pages, requests: site.log.length, note };
+}
+
+function trawlConfig(site: JsSite, concurrency: number, extra = ''): string {
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-render-cfg-'));
+  const file = join(dir, 'render.xml');
+  writeFileSync(file, `<?xml version="1.0" encoding="utf-8"?>
+<CrawlerConfig><DomainSpecification name="render">
+  <attrib name="start_uris" type="list-string"><member>${site.origin}/</member></attrib>
+  <attrib name="delay" type="real">0</attrib>
+  <attrib name="max_pending" type="integer">${concurrency}</attrib>
+  <attrib name="use_javascript" type="boolean">yes</attrib>
+  <attrib name="javascript_delay" type="real">0</attrib>
+  <attrib name="exclude_exts" type="list-string"><member>.css</member><member>.js</member><member>.json</member></attrib>
+  ${extra}
+  <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib></section>
+  <section name="trawl_render"><attrib name="browser" type="string">${BROWSER}</attrib><attrib name="contexts" type="integer">${concurrency}</attrib></section>
+</DomainSpecification></CrawlerConfig>`);
+  return file;
+}
+
+function ensureCrawlee(): void {
+  const dir = join(BENCH, 'crawlee');
+  if (existsSync(join(dir, 'node_modules', '@crawlee', 'playwright', 'package.json')) && existsSync(join(dir, 'node_modules', 'playwright', 'package.json'))) return;
+  process.stderr.write('bench: installing Crawlee (PlaywrightCrawler, playwright without its browsers) into bench/crawlee/ (its own package.json; not a dependency of trawl)…\n');
+  const r = spawnSync('npm', [existsSync(join(dir, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' } });
+  if (r.status !== 0) throw new Error('npm could not install bench/crawlee');
+}
+
+function version(pkgJson: string): string {
+  return (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
+}
+
+function table(rows: readonly RunResult[]): string {
+  const lines = ['| crawler | pages/s | CPU ms/page | peak RSS (MiB, crawler + Chromium) | coverage (server log) | requests | wall s | note |', '|---|---:|---:|---:|---:|---:|---:|---|'];
+  for (const r of rows) {
+    lines.push(`| ${r.crawler} | ${(r.pagesServed / r.wallS).toFixed(2)} | ${r.pagesServed ? Math.round((r.cpuS * 1000) / r.pagesServed) : '-'} | ${Math.round(r.peakRssMb)} | ${(r.coverage * 100).toFixed(1)} % (${r.pagesServed}) | ${r.requests} | ${r.wallS.toFixed(1)} | ${r.note} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The soak's child: one CollectionCrawl, cycle after cycle, a JSON line after each. */
+async function soakWorker(): Promise<void> {
+  const { readConfigXml } = await import('../src/config/xml-reader.ts');
+  const { resolveSettings } = await import('../src/config/effective.ts');
+  const { CollectionCrawl } = await import('../src/engine/crawler.ts');
+  const { openContentStore } = await import('../src/store/open-content-store.ts');
+  const { SqliteCrawlStore } = await import('../src/store/sqlite/sqlite-crawl-store.ts');
+  const config = readConfigXml(readFileSync(flag('config', ''), 'utf8'), 'render.xml').document.collections[0]!;
+  const dir = flag('data', '');
+  const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
+  const content = openContentStore(join(dir, 'content'), { ...resolveSettings(config).storage });
+  const crawl = new CollectionCrawl(config, { store, content, onEvent: () => undefined });
+  const until = Date.now() + Number(flag('minutes', '30')) * 60_000;
+  for (let cycle = 1; Date.now() < until; cycle++) {
+    const t0 = performance.now();
+    const s = await crawl.runCycle();
+    process.stdout.write(`${JSON.stringify({ cycle, requests: s.requests, ms: Math.round(performance.now() - t0), heapMb: process.memoryUsage().heapUsed / 1048576, rssMb: process.memoryUsage().rss / 1048576 })}\n`);
+  }
+  await store.close();
+}
+
+async function soak(site: JsSite, concurrency: number, minutes: number): Promise<string> {
+  const data = mkdtempSync(join(tmpdir(), 'trawl-render-soak-'));
+  const config = trawlConfig(site, concurrency, '<attrib name="refresh_mode" type="string">scratch</attrib>');
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', import.meta.filename, '--soak-worker', '--config', config, '--data', data, '--minutes', String(minutes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const rows: string[] = ['| cycle | pages fetched | cycle s | tree RSS after (MiB) | peak tree RSS in cycle (MiB) | node RSS (MiB) | JS heap (MiB) |', '|---:|---:|---:|---:|---:|---:|---:|'];
+  let peak = 0;
+  let buf = '';
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, treeRssBytes(child.pid!));
+  }, 250);
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      const c = JSON.parse(line) as { cycle: number; requests: number; ms: number; heapMb: number; rssMb: number };
+      const row = `| ${c.cycle} | ${c.requests} | ${(c.ms / 1000).toFixed(1)} | ${Math.round(treeRssBytes(child.pid!) / 1048576)} | ${Math.round(peak / 1048576)} | ${Math.round(c.rssMb)} | ${Math.round(c.heapMb)} |`;
+      peak = 0;
+      rows.push(row);
+      process.stderr.write(`soak: ${row}\n`);
+    }
+  });
+  await new Promise((r) => child.on('exit', r));
+  clearInterval(sampler);
+  return rows.join('\n');
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--soak-worker')) return soakWorker();
+  const pages = Number(flag('pages', '300'));
+  const concurrency = Number(flag('concurrency', '2'));
+  const crawlers = flag('crawlers', 'trawl,crawlee').split(',').filter((c) => c !== 'none' && c !== '');
+  const timeLimitS = Number(flag('time-limit', '900'));
+  const soakMinutes = Number(flag('soak-minutes', '0'));
+  const site = await startJsSite({ ip: IP, pages });
+  const seeds = join(mkdtempSync(join(tmpdir(), 'trawl-render-seeds-')), 'seeds.txt');
+  writeFileSync(seeds, `${site.origin}/\n`);
+  const results: RunResult[] = [];
+  const chromium = spawnSync(BROWSER, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  try {
+    for (const c of crawlers) {
+      process.stderr.write(`bench: ${c}…\n`);
+      if (c === 'trawl') {
+        const data = mkdtempSync(join(tmpdir(), 'trawl-render-data-'));
+        results.push(await timed('trawl', [process.execPath, join(ROOT, 'bin/trawl.js'), 'crawl', '--data', data, '--json', trawlConfig(site, concurrency)], site, timeLimitS));
+      } else if (c === 'crawlee') {
+        ensureCrawlee();
+        const storage = mkdtempSync(join(tmpdir(), 'crawlee-render-'));
+        results.push(await timed('crawlee PlaywrightCrawler', [process.execPath, join(BENCH, 'crawlee', 'run-playwright.mjs'), '--seeds', seeds, '--concurrency', String(concurrency), '--browser', BROWSER, '--storage', storage], site, timeLimitS));
+      } else {
+        throw new Error(`unknown crawler ${c}`);
+      }
+      process.stderr.write(`${table(results.slice(-1))}\n`);
+    }
+    const soakTable = soakMinutes > 0 ? await soak(site, concurrency, soakMinutes) : undefined;
+    const crawleeDir = join(BENCH, 'crawlee', 'node_modules');
+    const versions = {
+      chromium,
+      playwrightCore: version(join(ROOT, 'node_modules', 'playwright-core', 'package.json')),
+      ...(existsSync(join(crawleeDir, '@crawlee', 'playwright')) ? { crawlee: version(join(crawleeDir, '@crawlee', 'playwright', 'package.json')), playwright: version(join(crawleeDir, 'playwright', 'package.json')) } : {}),
+    };
+    const header = `Render benchmark: ${pages} pages (${pagePath(1)}, … a quarter each plain, script, fetch, client-side routing), ${concurrency} pages at once, ${cpus().length} cores (shared), ${new Date().toISOString()}\n${JSON.stringify(versions)}`;
+    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle):\n\n${soakTable}` : ''].join('\n');
+    process.stdout.write(`${md}\n`);
+    const dir = join(BENCH, 'results');
+    mkdirSync(dir, { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    writeFileSync(join(dir, `render-${stamp}.md`), `${md}\n`);
+    writeFileSync(join(dir, `render-${stamp}.json`), `${JSON.stringify({ pages, concurrency, versions, results, soak: soakTable }, null, 2)}\n`);
+    await sleep(10);
+  } finally {
+    await site.close();
+  }
+}
+
+await main();

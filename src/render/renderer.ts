@@ -1,0 +1,433 @@
+/**
+ * JavaScript rendering (use_javascript): Debian's Chromium, driven by
+ * playwright-core, started only when the first page needs it.
+ *
+ *   render(job) ─► a place in the pool (trawl_render contexts) ─► the browser (launched lazily)
+ *               ─► a context of the pool (made once per browser process: WebSockets refused,
+ *                  history.pushState recorded, every request routed: the main document is the
+ *                  response trawl already fetched; any other goes to `job.dependency`, trawl's
+ *                  fetcher and rules) with its one page, which navigates from page to page
+ *               ─► load, then network idle (no request of the page's own for network_idle ms),
+ *                  all within page_timeout ─► the rendered HTML and the URLs pushed
+ *               ─► the context back in the pool (closed instead when its page failed); the browser restarted after restart_after pages,
+ *                  above total_memory (once the pages under way are done), or when it died
+ *
+ * The browser itself reaches no network: every request is answered by the
+ * route handler, and its own connections (a preconnect, a prefetch) go to a
+ * proxy on a closed loopback port. A page's JavaScript heap is capped at
+ * page_memory by V8's own limit: a page past it crashes its renderer and
+ * fails like a hang does. A render never throws: it returns why it failed.
+ */
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { trawlError } from '../core/errors.ts';
+
+export interface RenderSettings {
+  /** The Chromium executable. */
+  readonly browser: string;
+  /** Pages rendered at once. */
+  readonly contexts: number;
+  readonly pageTimeoutMs: number;
+  readonly networkIdleMs: number;
+  readonly pageMemoryMb: number;
+  readonly totalMemoryMb: number;
+  readonly restartAfter: number;
+}
+
+/** A request the page made, other than its main document. */
+export interface DependencyRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly postData: string | null;
+  readonly resourceType: string;
+}
+
+/** How a dependency is answered: a response, or refused with a reason. */
+export type DependencyAnswer =
+  | { readonly kind: 'response'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Uint8Array }
+  | { readonly kind: 'refused'; readonly reason: string };
+
+export interface RenderJob {
+  readonly url: string;
+  /** The main document as trawl fetched it (decoded). */
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  /** Fetches a dependency under trawl's rules; never rejects. */
+  readonly dependency: (req: DependencyRequest) => Promise<DependencyAnswer>;
+}
+
+export type RenderResult =
+  | { readonly ok: true; readonly html: string; readonly pushed: readonly string[]; readonly navigations: readonly string[]; readonly ms: number }
+  | { readonly ok: false; readonly reason: string };
+
+/** The flags Chromium runs with: no GPU, no QUIC, no background traffic of its own (updates, sync, safe browsing lists). */
+export const CHROMIUM_FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage',
+  // Whatever the browser would fetch itself goes to a closed port: every page request is answered by the route handler.
+  '--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>',
+] as const;
+
+/** Records every URL a page pushes onto its history (client-side routing), before any of its scripts runs. */
+const PUSH_STATE_SCRIPT = `(() => {
+  const seen = [];
+  Object.defineProperty(window, '__trawlPushed', { value: seen, enumerable: false });
+  for (const name of ['pushState', 'replaceState']) {
+    const original = history[name];
+    history[name] = function (state, title, url) {
+      try { if (url !== undefined && url !== null && seen.length < 1000) seen.push(String(new URL(String(url), location.href))); } catch (e) {}
+      return original.apply(this, arguments);
+    };
+  }
+})();`;
+
+/** The document as page.content() serializes it, and the URLs the page pushed. */
+const SNAPSHOT_SCRIPT = `(() => {
+  let html = '';
+  if (document.doctype) html = new XMLSerializer().serializeToString(document.doctype);
+  if (document.documentElement) html += document.documentElement.outerHTML;
+  return [html, Array.from(window.__trawlPushed || [])];
+})()`;
+
+/** Response headers that do not describe the decoded body the browser is given. */
+const DROPPED_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'set-cookie']);
+
+export function browserHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || DROPPED_HEADERS.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+export interface RendererCounters {
+  pages: number;
+  failures: number;
+  launches: number;
+  restarts: number;
+  webSockets: number;
+}
+
+class RenderFailure extends Error {}
+
+/** What the route handler knows of a page being rendered. */
+interface PageState {
+  readonly job: RenderJob;
+  mainServed: boolean;
+  inFlight: number;
+  lastDoneMs: number;
+  readonly navigations: string[];
+}
+
+/** Resident bytes of the processes below `root` whose command is Chromium (from /proc). */
+export function browserRssBytes(root = process.pid): number {
+  const parent = new Map<number, number>();
+  const rss = new Map<number, number>();
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const n of names) {
+    const pid = Number(n);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const f = stat.slice(close + 2).split(' ');
+      parent.set(pid, Number(f[1]));
+      if (comm.startsWith('chrom')) rss.set(pid, Number(f[21]) * 4096);
+    } catch {
+      // gone
+    }
+  }
+  let total = 0;
+  for (const [pid, bytes] of rss) {
+    let p = parent.get(pid);
+    for (let hops = 0; p !== undefined && p > 1 && hops < 16; hops++) {
+      if (p === root) {
+        total += bytes;
+        break;
+      }
+      p = parent.get(p);
+    }
+  }
+  return total;
+}
+
+export class Renderer {
+  readonly counters: RendererCounters = { pages: 0, failures: 0, launches: 0, restarts: 0, webSockets: 0 };
+  private readonly s: RenderSettings;
+  private browser: Promise<Browser> | undefined;
+  private pagesOnBrowser = 0;
+  private active = 0;
+  private restartWanted = false;
+  private restarting: Promise<void> | undefined;
+  private readonly waiting: Array<() => void> = [];
+  private closed = false;
+  private lastMemoryCheckMs = 0;
+  /** The pool's contexts not in use, of the browser process `browserOf`. */
+  private idleContexts: Array<{ readonly context: BrowserContext; readonly page: Page }> = [];
+  private browserOf: Browser | undefined;
+  /** The pages being rendered, for the route handler. */
+  private readonly pages = new Map<Page, PageState>();
+
+  constructor(s: RenderSettings) {
+    this.s = s;
+  }
+
+  /** Throws TRAWL_ERR_RENDER_BROWSER, naming the package, when the executable is not there. */
+  static check(browser: string, collection: string): void {
+    if (!existsSync(browser)) throw trawlError('RENDER_NO_BROWSER', { name: collection, path: browser });
+  }
+
+  /** Renders one page; never throws. */
+  async render(job: RenderJob): Promise<RenderResult> {
+    await this.acquire();
+    const started = Date.now();
+    try {
+      if (this.closed) return { ok: false, reason: 'the crawl is stopping' };
+      let browser: Browser;
+      try {
+        browser = await this.ensureBrowser();
+      } catch (err) {
+        this.counters.failures++;
+        return { ok: false, reason: (err as Error).message };
+      }
+      const r = await this.renderOn(browser, job, started);
+      if (r.ok) this.counters.pages++;
+      else this.counters.failures++;
+      if (++this.pagesOnBrowser >= this.s.restartAfter) this.wantRestart();
+      this.checkMemory();
+      return r;
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Closes the browser; renders after this fail at once. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wakeAll();
+    await this.restarting;
+    await this.closeBrowser();
+  }
+
+  private acquire(): Promise<void> {
+    if (this.active < this.s.contexts && !this.restartWanted && this.restarting === undefined) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.waiting.push(() => {
+        this.active++;
+        resolve();
+      });
+    });
+  }
+
+  private release(): void {
+    this.active--;
+    if (this.restartWanted && this.active === 0 && this.restarting === undefined) {
+      this.restartWanted = false;
+      this.counters.restarts++;
+      this.restarting = this.closeBrowser().finally(() => {
+        this.restarting = undefined;
+        this.wakeAll();
+      });
+      return;
+    }
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    while (this.waiting.length > 0 && (this.closed || (this.active < this.s.contexts && !this.restartWanted && this.restarting === undefined))) this.waiting.shift()!();
+  }
+
+  private wantRestart(): void {
+    this.restartWanted = true;
+  }
+
+  /** total_memory: the browser's processes' resident memory, read at most every 2 s. */
+  private checkMemory(): void {
+    const now = Date.now();
+    if (now - this.lastMemoryCheckMs < 2000) return;
+    this.lastMemoryCheckMs = now;
+    if (browserRssBytes() > this.s.totalMemoryMb * 1024 * 1024) this.wantRestart();
+  }
+
+  private ensureBrowser(): Promise<Browser> {
+    if (this.browser) return this.browser;
+    const launching = this.launch();
+    this.browser = launching;
+    launching.catch(() => {
+      if (this.browser === launching) this.browser = undefined;
+    });
+    return launching;
+  }
+
+  private async launch(): Promise<Browser> {
+    const { chromium } = await import('playwright-core');
+    this.counters.launches++;
+    this.pagesOnBrowser = 0;
+    // chromium.launch gives every browser process a fresh profile of its own, removed when it closes.
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({
+        executablePath: this.s.browser, headless: true, timeout: 60_000,
+        args: [...CHROMIUM_FLAGS, `--js-flags=--max-old-space-size=${this.s.pageMemoryMb}`],
+        handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+      });
+    } catch (err) {
+      throw trawlError('RENDER_LAUNCH', { path: this.s.browser, why: ((err as Error).message ?? String(err)).split('\n')[0] ?? '' });
+    }
+    this.browserOf = browser;
+    this.idleContexts = [];
+    browser.on('disconnected', () => {
+      // Crashed or killed: the next page starts another browser.
+      const current = this.browser;
+      if (current !== undefined) void current.then((b) => {
+        if (b === browser && this.browser === current) this.browser = undefined;
+      }, () => undefined);
+    });
+    return browser;
+  }
+
+  private async closeBrowser(): Promise<void> {
+    const b = this.browser;
+    this.browser = undefined;
+    this.browserOf = undefined;
+    this.idleContexts = [];
+    if (!b) return;
+    const browser = await b.catch(() => undefined);
+    if (!browser) return;
+    await Promise.race([browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
+  }
+
+  /**
+   * A context of the pool: made once per browser process with what every
+   * page in it shares (no service workers, WebSockets refused, the
+   * pushState recorder, the route handler that answers each request for
+   * the page it belongs to), and reused page after page; one whose page
+   * failed is closed instead.
+   */
+  private async newContext(browser: Browser): Promise<BrowserContext> {
+    const context = await browser.newContext({ serviceWorkers: 'block', acceptDownloads: false });
+    await context.routeWebSocket(/.*/, (ws) => {
+      this.counters.webSockets++;
+      ws.close({ code: 1008, reason: 'WebSockets are not fetched by the crawler' });
+    });
+    await context.addInitScript(PUSH_STATE_SCRIPT);
+    await context.route('**/*', (route) => this.answer(route));
+    return context;
+  }
+
+  /** One request of a page: its main document from the job, anything else through the job's rules. */
+  private async answer(route: Route): Promise<void> {
+    const req = route.request();
+    let state: PageState | undefined;
+    try {
+      state = this.pages.get(req.frame().page());
+    } catch {
+      // a request of no page (a worker's): not answered
+    }
+    if (!state) {
+      await route.abort('blockedbyclient').catch(() => undefined);
+      return;
+    }
+    if (req.isNavigationRequest() && req.frame() === req.frame().page().mainFrame()) {
+      if (!state.mainServed) {
+        state.mainServed = true;
+        const job = state.job;
+        await route.fulfill({ status: job.status, headers: job.headers, body: asBuffer(job.body) }).catch(() => undefined);
+      } else {
+        // The page sends the window elsewhere: a link, not something to load now.
+        if (state.navigations.length < 100) state.navigations.push(req.url());
+        await route.abort('aborted').catch(() => undefined);
+      }
+      return;
+    }
+    state.inFlight++;
+    try {
+      const a = await state.job.dependency({ url: req.url(), method: req.method(), postData: req.postData(), resourceType: req.resourceType() });
+      if (a.kind === 'response') await route.fulfill({ status: a.status, headers: a.headers, body: asBuffer(a.body) });
+      else await route.abort('blockedbyclient');
+    } catch {
+      await route.abort('failed').catch(() => undefined);
+    } finally {
+      state.inFlight--;
+      state.lastDoneMs = Date.now();
+    }
+  }
+
+  private async renderOn(browser: Browser, job: RenderJob, started: number): Promise<RenderResult> {
+    let context: BrowserContext | undefined;
+    let page: Page | undefined;
+    let failed: ((e: Error) => void) | undefined;
+    const failure = new Promise<never>((_, reject) => {
+      failed = reject;
+    });
+    failure.catch(() => undefined);
+    const timer = setTimeout(() => failed!(new RenderFailure(`not rendered within page_timeout (${this.s.pageTimeoutMs / 1000} s)`)), this.s.pageTimeoutMs);
+    const onDisconnect = (): void => failed!(new RenderFailure('the browser stopped'));
+    browser.once('disconnected', onDisconnect);
+    let reusable = false;
+    let crashListener: (() => void) | undefined;
+    try {
+      // A context of the pool with its page, reused: the next page is a navigation of the same tab.
+      const slot = this.idleContexts.pop();
+      context = slot?.context ?? await Promise.race([this.newContext(browser), failure]);
+      page = slot?.page ?? await Promise.race([context.newPage(), failure]);
+      const state: PageState = { job, mainServed: false, inFlight: 0, lastDoneMs: Date.now(), navigations: [] };
+      this.pages.set(page, state);
+      const onCrash = (): void => failed!(new RenderFailure('the renderer crashed (page_memory, or a bug in the page or the browser)'));
+      page.on('crash', onCrash);
+      crashListener = () => page?.off('crash', onCrash);
+      await Promise.race([page.goto(job.url, { waitUntil: 'load', timeout: 0 }), failure]);
+      // Network idle: no request of the page's own under way for network_idle ms.
+      const idleMs = this.s.networkIdleMs;
+      await Promise.race([(async () => {
+        for (;;) {
+          const quietFor = Date.now() - state.lastDoneMs;
+          if (state.inFlight === 0 && quietFor >= idleMs) return;
+          await new Promise((r) => setTimeout(r, Math.max(20, Math.min(100, idleMs - quietFor))));
+        }
+      })(), failure]);
+      // The serialized DOM (as page.content() makes it) and the URLs pushed, in one round trip.
+      const [html, pushed] = await Promise.race([page.evaluate<[string, string[]]>(SNAPSHOT_SCRIPT), failure]);
+      reusable = true;
+      return { ok: true, html, pushed, navigations: state.navigations, ms: Date.now() - started };
+    } catch (err) {
+      if (!(err instanceof RenderFailure)) {
+        // Not one of ours: the browser or the page went away under us.
+        const msg = (err as Error).message?.split('\n')[0] ?? String(err);
+        if (!browser.isConnected()) return { ok: false, reason: `the browser stopped: ${msg}` };
+        return { ok: false, reason: `render failed: ${msg}` };
+      }
+      if (/renderer crashed|browser stopped/.test(err.message)) this.wantRestart();
+      return { ok: false, reason: err.message };
+    } finally {
+      clearTimeout(timer);
+      browser.off('disconnected', onDisconnect);
+      crashListener?.();
+      if (page) this.pages.delete(page);
+      if (reusable && context && page && browser.isConnected() && this.browserOf === browser) {
+        this.idleContexts.push({ context, page });
+      } else if (context) {
+        // A page stuck in a loop is closed with its context and renderer; if even that hangs, the browser goes.
+        const closedInTime = await Promise.race([context.close().then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref())]);
+        if (!closedInTime) this.wantRestart();
+      }
+    }
+  }
+}
+
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
