@@ -230,7 +230,7 @@ export const ERROR_MESSAGES = {
   STORE_PG_LOGIN: { code: 'TRAWL_ERR_STORE_UNAVAILABLE', template: 'the crawl store {url} refused the login: {reason}' },
   STORE_PG_NO_DATABASE: { code: 'TRAWL_ERR_STORE_UNAVAILABLE', template: 'the crawl store {url} has no such database: {reason} (create it first: docs/operations.md, "The crawl store on PostgreSQL")' },
   STORE_PG_IN_USE: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} is in use by another process (another trawl crawl or trawl serve on the same database?)' },
-  STORE_PG_SCHEMA: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} has schema version {version}; this trawl reads version {supported}' },
+  STORE_PG_SCHEMA: { code: 'TRAWL_ERR_IO', template: 'the crawl store {url} has schema version {version}; this trawl reads versions 1 to {supported}' },
   SERVE_TIMEOUTS: { code: 'TRAWL_ERR_USAGE', template: '--request-timeout-ms ({requestMs}) must be at least --headers-timeout-ms ({headersMs})' },
   CRAWL_FAILED: {
     code: 'TRAWL_ERR_CRAWL_FAILED',

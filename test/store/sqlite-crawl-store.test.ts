@@ -143,7 +143,7 @@ test('a store of schema version 1 is migrated when opened: records, queue, lease
   }
   assert.deepEqual(indexNames(path), ['feed_outbox_order', 'frontier_leased', 'frontier_queue', 'records_checksum', 'records_site']);
   const db = new DatabaseSync(path);
-  assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, '4');
+  assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, '5');
   db.close();
   // Opened again, it is a version 3 store and needs nothing more.
   const again = new SqliteCrawlStore(path);
@@ -160,7 +160,7 @@ test('a store of a later schema version is refused and left as it was', () => {
   const before = readFileSync(path);
   assert.throws(() => new SqliteCrawlStore(path), (err: Error) => {
     assert.equal((err as TrawlError).code, 'TRAWL_ERR_IO');
-    assert.match(err.message, /crawl store .*v9\.db has schema version 9; this trawl reads versions 1 to 4/);
+    assert.match(err.message, /crawl store .*v9\.db has schema version 9; this trawl reads versions 1 to 5/);
     return true;
   });
   assert.equal(statSync(path).size, before.length);

@@ -8,7 +8,9 @@
  * installation): the check and the creation run under a transaction-scoped
  * advisory lock, so one of them creates the tables and the others find them.
  *
- *   (no tables) ── SCHEMA ──► 1 (SCHEMA_VERSION)
+ *   (no tables) ── SCHEMA ──► 1 ──► 2 (SCHEMA_VERSION)
+ *
+ * 1 to 2 only adds the change_history table, which SCHEMA creates.
  */
 
 import { trawlError } from '../../core/errors.ts';

@@ -13,6 +13,7 @@
  *        index (collection, site, status)                ◄── site deletes and feeds
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
+ *   change_history (collection, url PK)  refresh_mode adaptive: changes seen per URI
  *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
  *   feed_outbox (id PK; collection+destination+url unique)
  *                                    content submissions waiting to be sent
@@ -37,9 +38,12 @@
  */
 
 /**
- * 1: the first version (the tables above).
+ * 2: the change_history table (refresh_mode adaptive), which SCHEMA creates:
+ * nothing to move.
+ *
+ * 1: the first version.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The URIs of one call take consecutive positions within a block of this size (larger calls are split). */
 export const SEQ_BLOCK = 1 << 20;
@@ -51,7 +55,7 @@ export const RECORD_COLUMNS = [
 ] as const;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'change_history'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -121,6 +125,15 @@ CREATE TABLE IF NOT EXISTS sitemap_meta (
   lastmod text,
   changefreq text,
   priority double precision,
+  PRIMARY KEY (collection, url)
+);
+CREATE TABLE IF NOT EXISTS change_history (
+  collection text COLLATE "C" NOT NULL,
+  url text COLLATE "C" NOT NULL,
+  checks integer NOT NULL,
+  changes integer NOT NULL,
+  since_ms double precision NOT NULL,
+  last_change_ms double precision,
   PRIMARY KEY (collection, url)
 );
 CREATE TABLE IF NOT EXISTS feed_links (

@@ -4,10 +4,10 @@
  * creation of what the current schema adds, so that a crash leaves it as
  * it was. A store of a later version is refused and left untouched.
  *
- *   version 1 ── MIGRATE_FROM_1 ──► 2 ── MIGRATE_FROM_2 ──► 3 ──► 4 (SCHEMA_VERSION)
+ *   version 1 ── MIGRATE_FROM_1 ──► 2 ── MIGRATE_FROM_2 ──► 3 ──► 4 ──► 5 (SCHEMA_VERSION)
  *
- * 3 to 4 only adds the cookie_jars table, which SCHEMA creates: there is
- * nothing to move.
+ * 3 to 4 only adds the cookie_jars table, and 4 to 5 the change_history
+ * table, which SCHEMA creates: there is nothing to move.
  */
 
 import type { DatabaseSync } from 'node:sqlite';

@@ -14,6 +14,7 @@
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
  *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
+ *   change_history (collection, url PK)  refresh_mode adaptive: changes seen per URI
  *   feed_outbox (id PK; collection+destination+url unique)
  *                                    content submissions waiting to be sent
  *
@@ -21,6 +22,8 @@
  */
 
 /**
+ * 5: the change_history table (refresh_mode adaptive), which SCHEMA creates.
+ *
  * 4: the cookie_jars table (use_cookies: the jar survives a restart).
  *
  * 3: a record is found by URL through its frontier row (`record_id`), so
@@ -37,7 +40,7 @@
  *
  * What each version saved: bench/README.md, *What changed*.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 export const RECORD_FIELDS = `collection TEXT NOT NULL,
   url TEXT NOT NULL,
@@ -70,7 +73,7 @@ export const RECORD_COLUMNS = `collection, url, site, status, http_status, check
   skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch`;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'change_history'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -115,6 +118,15 @@ CREATE TABLE IF NOT EXISTS sitemap_meta (
   lastmod TEXT,
   changefreq TEXT,
   priority REAL,
+  PRIMARY KEY (collection, url)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS change_history (
+  collection TEXT NOT NULL,
+  url TEXT NOT NULL,
+  checks INTEGER NOT NULL,
+  changes INTEGER NOT NULL,
+  since_ms INTEGER NOT NULL,
+  last_change_ms INTEGER,
   PRIMARY KEY (collection, url)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS feed_links (
