@@ -194,6 +194,8 @@ export class CollectionCrawl {
     // The end of the refresh period ends the cycle with what it left queued: the next cycle's, per refresh_mode.
     const complete = stoppedBy === 'refresh' ? counts.leased === 0 : (stoppedBy === 'done' || limitStop !== undefined) && counts.queued === 0 && counts.leased === 0;
     if (complete) await this.store.updateCollection(env.name, { cycleEndedMs: this.now() });
+    // refresh_mode adaptive: change histories written; a complete cycle hands its deferred new URIs to the next.
+    if (env.adaptive) await (complete ? env.adaptive.finish() : env.adaptive.flush());
     // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
     const queueLength = (site: string): number => env.sched.peek(site)?.queued ?? 0;
     await this.stats.saveAll(complete, queueLength).catch((err: unknown) => this.unlessDiskFull(err, 'the site statistics of this run are not saved'));
@@ -268,8 +270,11 @@ export class CollectionCrawl {
     limits.begin(cycleStartedMs, limits.needsCounts ? await this.store.cycleRecordCounts(name, this.env.epoch) : undefined);
     for (const uri of crashed) await this.setAside(uri);
     this.env.softSites = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
+    await this.env.adaptive?.begin(cycleStartedMs, this.now);
     await this.seeder.seed(this.env.softSites);
     for (const w of await this.store.sitesWithWork(name)) this.env.sched.addWork(w.site, w.queued);
+    // refresh_mode adaptive: the first minor cycle takes its URIs (adaptive-refresh.ts).
+    await this.env.adaptive?.beginMinor();
     return unfinished;
   }
 

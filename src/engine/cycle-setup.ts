@@ -39,6 +39,7 @@ import { PagePipeline } from './pipeline/pipeline.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { buildRuntime } from './runtime.ts';
 import { postPayloads, proxyRoutes, usesProxies } from './request-setup.ts';
+import { adaptiveRefreshFor } from './adaptive-refresh.ts';
 import { Seeder } from './seeding.ts';
 import { SiteTasks } from './site-task.ts';
 
@@ -145,6 +146,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   });
   events.logScreened = s.log.screened === 'text';
   events.logFetch = s.log.fetch === 'text';
+  events.logScheduler = s.log.scheduler === 'text';
   const disk = new DiskGuard({
     dir: opts.dataDir, minFreePct: s.limits.diskFreePct, slackPct: s.limits.diskFreeSlackPct,
     ...(opts.diskPollMs !== undefined ? { pollMs: opts.diskPollMs } : {}),
@@ -158,6 +160,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   }, events);
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
+  if (s.refreshMode === 'adaptive') env.adaptive = adaptiveRefreshFor(env, s);
   const pipeline = PagePipeline.standard(env);
   const formLogins = logins.length === 0 ? undefined : new FormLogins(logins, {
     fetcher, events, now, timeoutMs: s.loginTimeoutS * 1000, connectTimeoutMs: s.trawlLimits.connectTimeoutS * 1000,

@@ -48,6 +48,7 @@ export class OutcomeWriter {
         const rec = this.record(ctx, 'stored');
         rec.checksum = o.checksum;
         rec.contentRef = o.contentRef;
+        this.env.adaptive?.observe(uri.url, uri.site, previous, o.modified, rec.lastModified, rec.mime, uri.depth, uri.parent, ctx.startedMs);
         await this.commit(ctx, rec, ctx.links, this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'));
         // A never-fetched URI's document was counted as its place was settled, above.
         if (!wasFed(previous) && !ctx.newDocument) this.env.limits.noteDocuments(1);
@@ -57,6 +58,7 @@ export class OutcomeWriter {
       case 'unchanged':
         c.unchanged++;
         st.add('Unchanged');
+        this.env.adaptive?.observe(uri.url, uri.site, previous, false, previous?.lastModified, previous?.mime, uri.depth, uri.parent, ctx.startedMs);
         await this.commit(ctx, this.record(ctx, 'unchanged'), ctx.links, this.refeedOps(ctx));
         return;
       case 'duplicate': {
