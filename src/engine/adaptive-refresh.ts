@@ -14,7 +14,9 @@
  *   each lease    admit: a URI the minor cycle took, a sitemap, a retry → fetched; another
  *                 known URI (reached by a link) → not fetched now (`pass`); a new URI →
  *                 fetched while the site's new share lasts, else deferred to the next minor
- *                 cycle (`defer`); a site with no known URI yet is crawled without a budget
+ *                 cycle (`defer`); a site with no known URI when the refresh cycle began
+ *                 (a new site) is crawled without a budget, and without re-crawls, until
+ *                 the cycle ends: its discovery
  *   each page     observe: the change history (checks, changes, when) kept in memory,
  *                 written to the crawl store at each minor cycle's start and at the end
  *   next minor    at cycle start + k × refresh / refresh_count (refresh 0: as soon as the
@@ -191,6 +193,8 @@ export class AdaptiveRefresh {
   private readonly budgets = new Map<string, SiteBudget>();
   /** New URIs deferred to the next minor cycle, by site. */
   private readonly deferred = new Map<string, QueuedUri[]>();
+  /** Sites with known URIs when the refresh cycle began; the others are crawled without a budget until it ends (their discovery). */
+  private readonly knownAtStart = new Set<string>();
   private cycleStartMs = 0;
   /** The minor cycle under way (0-based); -1 before the first. */
   private minor = -1;
@@ -217,6 +221,11 @@ export class AdaptiveRefresh {
     this.nowFn = now;
     for (const r of await this.h.store.listChangeHistory(this.h.name)) this.history.set(r.url, { ...r });
     for (const m of await this.h.store.listSitemapMeta(this.h.name)) this.sitemap.set(m.url, m);
+  }
+
+  /** A sitemap was read in this cycle: what it says of its URLs counts from the next minor cycle on. */
+  noteSitemap(entries: readonly SitemapMeta[]): void {
+    for (const m of entries) this.sitemap.set(m.url, m);
   }
 
   /** A record the seeding walk found: a candidate for re-crawling; `expired` by dbswitch. */
@@ -285,6 +294,7 @@ export class AdaptiveRefresh {
    */
   async beginMinor(): Promise<void> {
     const now = this.nowFn();
+    if (this.minor < 0) for (const site of this.bySite.keys()) this.knownAtStart.add(site);
     let next = this.minor + 1;
     const len = this.minorLengthMs;
     if (len > 0) next = Math.max(next, Math.min(this.p.refreshCount - 1, Math.floor((now - this.cycleStartMs) / len)));
@@ -295,8 +305,10 @@ export class AdaptiveRefresh {
     this.budgets.clear();
     const sites = new Set<string>([...this.bySite.keys(), ...this.deferred.keys()]);
     const log = this.h.events.logScheduler;
-    if (log) this.h.events.emit({ type: 'scheduler', message: `${label} begins: ${this.bySite.size} sites with known URIs (${this.byUrl.size} URIs), ${this.deferred.size} with new URIs deferred` });
+    if (log) this.h.events.emit({ type: 'scheduler', message: `${label} begins: ${this.knownAtStart.size} sites with known URIs when the cycle began (${this.byUrl.size} URIs known now), ${this.deferred.size} with new URIs deferred; ${this.bySite.size - this.knownAtStart.size} sites in their discovery, without a budget` });
     for (const site of sites) {
+      // A site in its discovery takes no budget: its first crawl is this cycle's refresh of it.
+      if (!this.knownAtStart.has(site)) continue;
       const cands = this.bySite.get(site) ?? [];
       const known = cands.length;
       const waitingNew = this.deferred.get(site) ?? [];
@@ -367,8 +379,8 @@ export class AdaptiveRefresh {
       if (this.h.events.logScheduler) this.h.events.emit({ type: 'scheduler', url: uri.url, message: `minor cycle ${this.minor + 1}/${this.p.refreshCount}: known URI reached by a link, not taken by this minor cycle: not fetched` });
       return 'pass';
     }
-    // A site with no known URI when the minor cycle began is crawled without a budget: its discovery.
-    if (!b || b.known === 0) return 'fetch';
+    // A site with no known URI when the refresh cycle began is crawled without a budget: its discovery.
+    if (!b || !this.knownAtStart.has(uri.site)) return 'fetch';
     if (b.newTaken < b.newShare) {
       b.newTaken++;
       return 'fetch';

@@ -47,7 +47,7 @@ describe('adaptive scoring rules', () => {
 
 const ip = (n: number): string => `127.0.33.${n}`;
 
-function configXml(start: string, adaptive: string, delay = '0'): string {
+function configXml(start: string, body: string, delay = '0'): string {
   return `<?xml version="1.0" encoding="utf-8"?>
 <CrawlerConfig><DomainSpecification name="adapt">
   <section name="trawl_egress"><attrib name="allow_loopback" type="boolean">yes</attrib></section>
@@ -57,7 +57,7 @@ function configXml(start: string, adaptive: string, delay = '0'): string {
   <attrib name="refresh" type="real">0</attrib>
   <attrib name="refresh_mode" type="string">adaptive</attrib>
   <section name="log"><attrib name="scheduler" type="string">text</attrib></section>
-  ${adaptive}
+  ${body}
 </DomainSpecification></CrawlerConfig>`;
 }
 
@@ -88,7 +88,7 @@ function minorCycles(log: readonly LogLine[], requests: readonly RequestRecord[]
   }
   return starts.map((s, i) => ({
     label: s.label,
-    paths: requests.filter((r) => r.path !== '/robots.txt' && r.startMs >= s.ms && (i + 1 === starts.length || r.startMs < starts[i + 1]!.ms)).map((r) => r.path),
+    paths: requests.filter((r) => r.path !== '/robots.txt' && r.path !== '/sitemap.xml' && r.startMs >= s.ms && (i + 1 === starts.length || r.startMs < starts[i + 1]!.ms)).map((r) => r.path),
   }));
 }
 
@@ -136,8 +136,10 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
     assert.equal(minors.length, 15, minors.map((m) => m.label).join(', '));
     // The first minor cycle of the first refresh cycle discovers the site (no known URI: no budget).
     assert.deepEqual([...minors[0]!.paths].sort(), ['/', '/hot.html', ...cold].sort());
-    // Every other minor cycle re-fetches coverage_min URIs, each once.
-    for (const m of minors.slice(1)) {
+    // The rest of the first cycle belongs to the discovery: no re-crawls (the pages were just fetched).
+    assert.deepEqual(minors.slice(1, 3).map((m) => m.paths), [[], []]);
+    // Every later minor cycle re-fetches coverage_min URIs, each once.
+    for (const m of minors.slice(3)) {
       assert.equal(m.paths.length, 2, `${m.label}: ${m.paths.join(' ')}`);
       assert.equal(new Set(m.paths).size, 2, `${m.label}: ${m.paths.join(' ')}`);
     }
@@ -145,7 +147,7 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
     // the pages that never change share the rest, so none of them is left out for long.
     // Once trawl has seen it change, the changing page is re-fetched far more often than any page
     // that never changes; those share the rest in turn, so each of them is re-fetched too.
-    const refetched = minors.slice(1).flatMap((m) => m.paths);
+    const refetched = minors.slice(3).flatMap((m) => m.paths);
     const count = (p: string): number => refetched.filter((x) => x === p).length;
     const coldMost = Math.max(...cold.map(count), count('/'));
     assert.ok(count('/hot.html') >= 2 * coldMost, `hot ${count('/hot.html')}, a cold page at most ${coldMost}: ${refetched.join(' ')}`);
@@ -157,6 +159,7 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
     assert.ok(log.some((l) => /re-crawl #1 \(score [\d.]+: change_history [\d.]+ \[P\(changed\) [\d.]+\]/.test(l.msg) && l.url?.endsWith('/hot.html')), 'no re-crawl line for /hot.html');
     assert.ok(log.some((l) => /budget 2 \(coverage_min 2, coverage_max_pct 0 % of 11 = 0\); re-crawls 2/.test(l.msg)), 'no site summary');
     assert.ok(log.some((l) => /minor cycle summary: .*: 2 of 2 re-crawls fetched/.test(l.msg)), 'no minor cycle summary');
+    assert.ok(log.some((l) => /minor cycle 2\/3 of cycle 1 begins: 0 sites with known URIs when the cycle began .*; 1 sites in their discovery, without a budget/.test(l.msg)), 'no discovery line');
   });
 
   it('splits a minor cycle between re-crawls and new URIs by refresh_quota, deferring the new ones beyond their share', async () => {
@@ -203,6 +206,91 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
       assert.ok(log.some((l) => /new URI deferred to the next minor cycle/.test(l.msg)), 'no deferral logged');
       // The two new pages still deferred at the end are queued for the next cycle.
       assert.ok(log.some((l) => /cycle 2 ends: 2 deferred new URIs are queued for the next cycle/.test(l.msg)), log.map((l) => l.msg).filter((m) => /ends/.test(m)).join('\n'));
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('refresh_mode adaptive: the sitemap and URL rules', () => {
+  const dir = tempDir();
+  const links = (ps: readonly string[]): string => ps.map((p) => `<a href="${p}">${p}</a>`).join(' ');
+
+  /** Runs two cycles (discovery, then minor cycles with budgets) and returns the minor cycles with a budget. */
+  async function budgeted(name: string, s: FixtureSite, host: string, body: string): Promise<Minor[]> {
+    const data = join(dir, name);
+    mkdirSync(data, { recursive: true });
+    const file = join(data, 'adapt.xml');
+    writeFileSync(file, configXml(s.host(host).url('/'), body));
+    const r = await runTrawl(['crawl', '--data', data, '--cycles', '2', '--json', file], { timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.err);
+    const minors = minorCycles(readLog(data), s.requests);
+    assert.equal(minors.length, 6, minors.map((m) => m.label).join(', '));
+    // The first cycle is the site's discovery; the second's minor cycles have budgets.
+    return minors.slice(3);
+  }
+
+  it('re-fetches in the order the sitemap changefreq weights give, as many as coverage_max_pct allows (sitemap_weights)', async () => {
+    const host = ip(3);
+    const pages = Array.from({ length: 19 }, (_, i) => `/s${i}.html`);
+    // The more often a page changes, the later its name sorts, so that URL order alone would give the opposite.
+    const FREQ: Record<number, string> = { 18: 'always', 17: 'hourly', 16: 'daily', 15: 'weekly', 14: 'monthly', 13: 'yearly' };
+    const freq = (i: number): string => (FREQ[i] !== undefined ? `<changefreq>${FREQ[i]}</changefreq>` : i < 9 ? '<changefreq>never</changefreq>' : '');
+    const routes: HostSpec['routes'] = {
+      '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\nSitemap: {{origin}}/sitemap.xml\n' },
+      '/sitemap.xml': { kind: 'text', contentType: 'application/xml', body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${pages.map((p, i) => `<url><loc>{{origin}}${p}</loc>${freq(i)}</url>`).join('')}</urlset>` },
+      '/': { kind: 'html', body: `<h1>index</h1>${links(pages)}` },
+    };
+    for (const p of pages) routes[p] = { kind: 'html', body: `<p>${p}</p>` };
+    const s = await startFixtureSite([{ ip: host, routes }]);
+    try {
+      // 20 known URIs × coverage_max_pct 60 % = 12 a minor cycle (coverage_min 0); only the sitemap rule scores,
+      // with the specification's weights but `default` (0.12) between weekly (0.16) and monthly (0.08).
+      const minors = await budgeted('sitemap', s, host, `<attrib name="use_sitemaps" type="boolean">yes</attrib>
+        <section name="adaptive"><attrib name="refresh_count" type="integer">3</attrib><attrib name="coverage_min" type="integer">0</attrib>
+          <attrib name="coverage_max_pct" type="integer">60</attrib><attrib name="refresh_quota" type="integer">100</attrib></section>
+        <section name="weights"><attrib name="inverse_length" type="real">0</attrib><attrib name="inverse_depth" type="real">0</attrib>
+          <attrib name="is_landing_page" type="real">0</attrib><attrib name="is_mime_markup" type="real">0</attrib><attrib name="change_history" type="real">0</attrib></section>
+        <section name="sitemap_weights"><attrib name="always" type="real">1</attrib><attrib name="hourly" type="real">0.64</attrib><attrib name="daily" type="real">0.32</attrib>
+          <attrib name="weekly" type="real">0.16</attrib><attrib name="monthly" type="real">0.08</attrib><attrib name="yearly" type="real">0.04</attrib>
+          <attrib name="never" type="real">0</attrib><attrib name="default" type="real">0.12</attrib></section>`);
+      // always, hourly, daily, weekly; then the pages without a changefreq (the index is in no sitemap) in URL order;
+      // monthly, yearly; and one of those the sitemap says never change, to fill the 12.
+      const expected = ['/s18.html', '/s17.html', '/s16.html', '/s15.html', '/', '/s10.html', '/s11.html', '/s12.html', '/s9.html', '/s14.html', '/s13.html', '/s0.html'];
+      for (const m of minors) assert.deepEqual(m.paths, expected, m.label);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('scores short paths and markup above deep paths and other types (inverse_length, is_mime_markup), and pages near the start above far ones (inverse_depth)', async () => {
+    const host = ip(4);
+    const deep = '/a/b/c/d/e/f/g/h/i/deep.html';
+    // A chain of 11 hops whose far end sorts first (/chain/a.html is 11 hops away, /chain/k.html 1).
+    const chain = Array.from({ length: 11 }, (_, i) => `/chain/${String.fromCharCode(107 - i)}.html`);
+    const routes: HostSpec['routes'] = {
+      '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
+      '/': { kind: 'html', body: `<h1>index</h1>${links(['/top.html', '/doc.txt', deep, chain[0]!])}` },
+      '/top.html': { kind: 'html', body: '<p>top</p>' },
+      '/doc.txt': { kind: 'text', body: 'plain text' },
+      [deep]: { kind: 'html', body: '<p>deep</p>' },
+    };
+    chain.forEach((p, i) => (routes[p] = { kind: 'html', body: `<p>${p}</p>${i + 1 < chain.length ? links([chain[i + 1]!]) : ''}` }));
+    const s = await startFixtureSite([{ ip: host, routes }]);
+    try {
+      const adaptive = `<section name="adaptive"><attrib name="refresh_count" type="integer">3</attrib><attrib name="coverage_min" type="integer">3</attrib>
+          <attrib name="coverage_max_pct" type="integer">0</attrib><attrib name="refresh_quota" type="integer">100</attrib></section>`;
+      const zero = (names: readonly string[]): string => names.map((n) => `<attrib name="${n}" type="real">0</attrib>`).join('');
+      const byShape = await budgeted('shape', s, host, `${adaptive}<section name="weights">${zero(['inverse_depth', 'is_landing_page', 'change_history', 'sitemap'])}
+          <attrib name="inverse_length" type="real">1</attrib><attrib name="is_mime_markup" type="real">5</attrib></section>`);
+      for (const m of byShape) {
+        assert.equal(m.paths.length, 3, `${m.label}: ${m.paths.join(' ')}`);
+        assert.ok(!m.paths.includes('/doc.txt') && !m.paths.includes(deep), `${m.label}: ${m.paths.join(' ')}`);
+      }
+      s.reset();
+      const byDepth = await budgeted('depth', s, host, `${adaptive}<section name="weights">${zero(['inverse_length', 'is_mime_markup', 'is_landing_page', 'change_history', 'sitemap'])}</section>`);
+      // Depth 0, then two depth-1 pages in URL order (ties); not the chain's far end, which sorts before them.
+      for (const m of byDepth) assert.deepEqual([...m.paths].sort(), ['/', deep, '/chain/k.html'].sort(), `${m.label}: ${m.paths.join(' ')}`);
     } finally {
       await s.close();
     }
