@@ -36,18 +36,21 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '240' }, warmup: { type: 'string', default: '60' }, modes: { type: 'string', default: 'scratch,adaptive' } } });
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
-const modes = values.modes.split(',') as Array<'scratch' | 'adaptive'>;
+type Mode = 'scratch' | 'adaptive' | 'adaptive-sitemap-1';
+const modes = values.modes.split(',') as Mode[];
 if (!(seconds > warmup && warmup >= 0)) throw new Error('--seconds must be more than --warmup');
 
 const SITE = { ip: '127.0.33.200', pages: 120, hot: 6, warm: 14, hotS: 10, warmS: 60, coldS: 1800 } as const;
 const DELAY_S = 0.25;
 const ADAPTIVE = { refreshMin: 0.6, refreshCount: 6, coverageMin: 21 } as const;
 
-function configXml(mode: 'scratch' | 'adaptive', start: string): string {
-  const adaptive = mode === 'adaptive'
+function configXml(mode: Mode, start: string): string {
+  // adaptive-sitemap-1: the same with weights.sitemap 1 instead of 10, so that the change history leads.
+  const weights = mode === 'adaptive-sitemap-1' ? '<section name="weights"><attrib name="sitemap" type="real">1</attrib></section>' : '';
+  const adaptive = mode !== 'scratch'
     ? `<attrib name="refresh" type="real">${ADAPTIVE.refreshMin}</attrib>
   <section name="adaptive"><attrib name="refresh_count" type="integer">${ADAPTIVE.refreshCount}</attrib><attrib name="coverage_min" type="integer">${ADAPTIVE.coverageMin}</attrib>
-    <attrib name="coverage_max_pct" type="integer">0</attrib></section>`
+    <attrib name="coverage_max_pct" type="integer">0</attrib></section>${weights}`
     // Scratch: cycles one after the other, each to its end (trawl crawl --cycles starts the next at once).
     : '<attrib name="refresh" type="real">60</attrib>';
   return `<?xml version="1.0" encoding="utf-8"?>
@@ -57,7 +60,7 @@ function configXml(mode: 'scratch' | 'adaptive', start: string): string {
   <attrib name="delay" type="real">${DELAY_S}</attrib>
   <attrib name="max_pending" type="integer">1</attrib>
   <attrib name="use_sitemaps" type="boolean">yes</attrib>
-  <attrib name="refresh_mode" type="string">${mode}</attrib>
+  <attrib name="refresh_mode" type="string">${mode === 'scratch' ? 'scratch' : 'adaptive'}</attrib>
   ${adaptive}
   <section name="log"><attrib name="fetch" type="string">none</attrib></section>
 </DomainSpecification></CrawlerConfig>
@@ -106,7 +109,7 @@ interface ModeResult {
   readonly exit: number | null;
 }
 
-async function runMode(mode: 'scratch' | 'adaptive'): Promise<ModeResult> {
+async function runMode(mode: Mode): Promise<ModeResult> {
   const dir = join(WORK, mode);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
