@@ -273,6 +273,12 @@ export class AdaptiveRefresh {
     return { length, depth, landing, markup, change, sitemap, pChanged, total: length + depth + landing + markup + change + sitemap };
   }
 
+  /** The score of a known URI now; undefined when it is not known. */
+  scoreOf(url: string, now: number): ScoreParts | undefined {
+    const c = this.byUrl.get(url);
+    return c ? this.score(c, now) : undefined;
+  }
+
   /** When the next minor cycle begins (ms; 0: now, when `idle`), or undefined after the last one. */
   nextMinorAt(idle: boolean): number | undefined {
     if (this.minor + 1 >= this.p.refreshCount) return undefined;

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { changedProbability, changeRate, inverseDepthScore, inverseLengthScore, landingPageScore } from '../../src/engine/adaptive-refresh.ts';
+import { AdaptiveRefresh, changedProbability, changeRate, inverseDepthScore, inverseLengthScore, landingPageScore } from '../../src/engine/adaptive-refresh.ts';
+import { CrawlEvents } from '../../src/engine/crawl-events.ts';
+import type { CrawlStore, SitemapMeta, UriRecord } from '../../src/store/crawl-store.ts';
 import { startFixtureSite, type FixtureSite, type HostSpec, type RequestRecord } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
@@ -42,6 +44,43 @@ describe('adaptive scoring rules', () => {
     assert.ok(changedProbability(changeRate(0, 60 * minute, 10 * minute), 100 * minute) > never);
     // An old Last-Modified (a long window without a change) lowers the estimate.
     assert.ok(changeRate(0, 1000 * minute, 10 * minute) < changeRate(0, 10 * minute, 10 * minute));
+  });
+});
+
+
+describe('adaptive scoring: sitemap lastmod and priority', () => {
+  it('a lastmod later than the last fetch makes a change certain; priority scales the sitemap rule around 0.5', async () => {
+    const now = Date.parse('2026-06-01T12:00:00Z');
+    const meta: SitemapMeta[] = [
+      { url: 'http://a.test/new', lastmod: '2026-06-01T11:00:00Z', changefreq: undefined, priority: undefined },
+      { url: 'http://a.test/old', lastmod: '2026-05-01', changefreq: undefined, priority: undefined },
+      { url: 'http://a.test/high', lastmod: undefined, changefreq: 'daily', priority: 1 },
+      { url: 'http://a.test/low', lastmod: undefined, changefreq: 'daily', priority: 0 },
+      { url: 'http://a.test/mid', lastmod: undefined, changefreq: 'daily', priority: undefined },
+    ];
+    const store = { listChangeHistory: () => Promise.resolve([]), listSitemapMeta: () => Promise.resolve(meta) } as unknown as CrawlStore;
+    const ar = new AdaptiveRefresh({
+      refreshCount: 4, refreshQuotaPct: 90, coverageMin: 25, coverageMaxPct: 10, markupMime: ['text/html'], refreshMs: 3_600_000,
+      weights: { inverseLength: 0, inverseDepth: 0, isLandingPage: 0, isMimeMarkup: 0, changeHistory: 10, sitemap: 10 },
+      sitemapWeights: { always: 1, hourly: 0.64, daily: 0.32, weekly: 0.16, monthly: 0.08, yearly: 0.04, never: 0, default: 0.16 },
+    }, { store, name: 'c', events: new CrawlEvents(undefined), epoch: () => 2, addWork: () => undefined, queuedOf: () => { throw new Error('not queued here'); } });
+    await ar.begin(now - 60_000, () => now);
+    const rec = (url: string): UriRecord => ({
+      url, site: 'http://a.test:80', status: 'stored', httpStatus: 200, checksum: 'x', lastCrawledMs: now - 7_200_000, etag: undefined, lastModified: undefined,
+      errorCount: 0, skipCode: undefined, mime: 'text/html', size: 1, contentRef: undefined, duplicateOf: undefined, redirectTo: undefined, depth: 1, parent: undefined, epoch: 1,
+    });
+    for (const m of meta) ar.noteRecord(rec(m.url), false);
+    const score = (u: string) => ar.scoreOf(`http://a.test/${u}`, now)!;
+    // Fetched two hours ago; the sitemap says it changed one hour ago: certain.
+    assert.equal(score('new').pChanged, 1);
+    assert.ok(score('old').pChanged < 1);
+    // daily = 0.32: × (0.5 + priority) × the sitemap weight 10.
+    assert.ok(Math.abs(score('mid').sitemap - 0.32 * 10) < 1e-9);
+    assert.ok(Math.abs(score('high').sitemap - 0.32 * 1.5 * 10) < 1e-9);
+    assert.ok(Math.abs(score('low').sitemap - 0.32 * 0.5 * 10) < 1e-9);
+    // No changefreq: `default`.
+    assert.ok(Math.abs(score('old').sitemap - 0.16 * 10) < 1e-9);
+    assert.equal(ar.scoreOf('http://a.test/unknown', now), undefined);
   });
 });
 
