@@ -33,9 +33,10 @@
  *         + sitemap × sitemap_weights[changefreq] × (0.5 + priority)
  *
  *   P(changed) = 1 − exp(−λ t), t the time since the last fetch, and λ the change
- *   rate estimated as (changes + 0.5) / (window + prior): the changes trawl saw
- *   (another checksum) over the window from the first Last-Modified (or the first
- *   fetch) to the last fetch; `prior` is one minor cycle (1 s with refresh 0). A
+ *   rate estimated from the checks and the changes trawl saw (another checksum)
+ *   over the window from the first Last-Modified (or the first fetch) to the last
+ *   fetch (changeRate: Cho and Garcia-Molina's estimator, the prior, one minor
+ *   cycle or 1 s with refresh 0, counted as one more check without a change). A
  *   sitemap `lastmod` later than the last fetch makes P(changed) 1.
  *
  * Records that dbswitch expires (not fetched for dbswitch cycles) are taken
@@ -158,9 +159,19 @@ export function landingPageScore(url: URL): number {
   return url.pathname.endsWith('/') || url.pathname.endsWith('/index.html') ? 1 : 0;
 }
 
-/** The estimated change rate (per ms): (changes + 0.5) / (window + prior). */
-export function changeRate(changes: number, windowMs: number, priorMs: number): number {
-  return (changes + 0.5) / (Math.max(0, windowMs) + Math.max(1, priorMs));
+/**
+ * The estimated change rate (per ms) of a page found changed at `changes` of
+ * `checks` fetches over `windowMs`, after Cho and Garcia-Molina's estimator
+ * for regular checks, −ln((n − X + 0.5) / (n + 0.5)) / I: the prior counts
+ * as one more check (n = checks + 1, I = (window + prior) / n), and n + 1
+ * above the line keeps a small rate, ≈ 0.5 / (window + prior), for a page
+ * never seen changing, so that it is checked again in time.
+ */
+export function changeRate(changes: number, checks: number, windowMs: number, priorMs: number): number {
+  const n = Math.max(0, checks) + 1;
+  const x = Math.min(Math.max(0, changes), n - 1);
+  const interval = (Math.max(0, windowMs) + Math.max(1, priorMs)) / n;
+  return Math.log((n + 1) / (n - x + 0.5)) / interval;
 }
 
 /** P(at least one change in `elapsedMs`) for a Poisson process of rate `rate`. */
@@ -262,7 +273,7 @@ export class AdaptiveRefresh {
     const markup = c.mime !== undefined && mimeMatches(c.mime, this.p.markupMime) ? w.isMimeMarkup : 0;
     const h = this.history.get(c.url);
     const since = h?.sinceMs ?? c.lastModifiedMs ?? c.lastCrawledMs;
-    const rate = changeRate(h?.changes ?? 0, c.lastCrawledMs - since, this.priorMs);
+    const rate = changeRate(h?.changes ?? 0, h?.checks ?? 0, c.lastCrawledMs - since, this.priorMs);
     let pChanged = changedProbability(rate, now - c.lastCrawledMs);
     const sm = this.sitemap.get(c.url);
     const lastmod = parseMs(sm?.lastmod);

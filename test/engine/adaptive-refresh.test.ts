@@ -37,13 +37,16 @@ describe('adaptive scoring rules', () => {
   it('change history: a page seen changing at each check is more likely changed than one never seen changing', () => {
     const minute = 60_000;
     // 6 checks over an hour: 6 changes against none, same prior (10 min), 10 min since the last fetch.
-    const often = changedProbability(changeRate(6, 60 * minute, 10 * minute), 10 * minute);
-    const never = changedProbability(changeRate(0, 60 * minute, 10 * minute), 10 * minute);
+    const often = changedProbability(changeRate(6, 6, 60 * minute, 10 * minute), 10 * minute);
+    const never = changedProbability(changeRate(0, 6, 60 * minute, 10 * minute), 10 * minute);
     assert.ok(often > 0.5 && never < 0.1, `${often} ${never}`);
     // The longer since the last fetch, the likelier a change.
-    assert.ok(changedProbability(changeRate(0, 60 * minute, 10 * minute), 100 * minute) > never);
+    assert.ok(changedProbability(changeRate(0, 6, 60 * minute, 10 * minute), 100 * minute) > never);
     // An old Last-Modified (a long window without a change) lowers the estimate.
-    assert.ok(changeRate(0, 1000 * minute, 10 * minute) < changeRate(0, 10 * minute, 10 * minute));
+    assert.ok(changeRate(0, 1, 1000 * minute, 10 * minute) < changeRate(0, 1, 10 * minute, 10 * minute));
+    // The more checks found it changed, the higher the rate, without bound as every check does.
+    assert.ok(changeRate(12, 12, 60 * minute, 10 * minute) > changeRate(6, 6, 60 * minute, 10 * minute));
+    assert.ok(changeRate(6, 12, 60 * minute, 10 * minute) < changeRate(12, 12, 60 * minute, 10 * minute));
   });
 });
 
