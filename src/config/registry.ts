@@ -183,13 +183,13 @@ const EXCLUDE_URIS = section({ name: 'exclude_uris', key: 'excludeUris', honoure
 // ------------------------------------------------------------------ 2.2.4.5
 
 const LOG = section({
-  name: 'log', key: 'log', honoured: { partly: 'only the fetch and screened logs are written' }, meaning: 'Which crawler logs are written: trawl crawl writes them to logs/crawl.log, trawl serve to logs/collections/<collection>.log, both under the data directory (trawl inspect and trawl admin log read them).', spec: 'MS-FSCCFG 2.2.4.5', sections: [],
+  name: 'log', key: 'log', honoured: { partly: 'only the fetch, screened and scheduler logs are written' }, meaning: 'Which crawler logs are written: trawl crawl writes them to logs/crawl.log, trawl serve to logs/collections/<collection>.log, both under the data directory (trawl inspect and trawl admin log read them).', spec: 'MS-FSCCFG 2.2.4.5', sections: [],
   attribs: [
     attrib({ name: 'fetch', key: 'fetch', honoured: 'full', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of downloaded documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
     attrib({ name: 'postprocess', key: 'postprocess', honoured: 'not', type: 'string', default: 'text', allowed: ['text', 'xml', 'none'], meaning: 'Log of post processing of documents.', spec: 'MS-FSCCFG 2.2.4.5' }),
     attrib({ name: 'header', key: 'header', honoured: 'not', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of HTTP headers.', spec: 'MS-FSCCFG 2.2.4.5' }),
     attrib({ name: 'screened', key: 'screened', honoured: 'full', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of every screened (rejected) URI.', spec: 'MS-FSCCFG 2.2.4.5' }),
-    attrib({ name: 'scheduler', key: 'scheduler', honoured: 'not', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of adaptive scheduling.', spec: 'MS-FSCCFG 2.2.4.5' }),
+    attrib({ name: 'scheduler', key: 'scheduler', honoured: 'full', type: 'string', default: 'none', allowed: LOG_TEXT_NONE, meaning: 'Log of adaptive scheduling: each minor cycle, per site its budget, each URI taken with its score, each new URI deferred.', spec: 'MS-FSCCFG 2.2.4.5' }),
     attrib({ name: 'dsfeed', key: 'dsfeed', honoured: 'not', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log of feeding to the indexing engine.', spec: 'MS-FSCCFG 2.2.4.5' }),
     attrib({ name: 'site', key: 'site', honoured: 'not', type: 'string', default: 'text', allowed: LOG_TEXT_NONE, meaning: 'Log per site.', spec: 'MS-FSCCFG 2.2.4.5' }),
   ],
@@ -388,32 +388,32 @@ const VARIABLE_DELAY = section({
 // ------------------------------------------------------------------ 2.2.4.24–26
 
 const ADAPTIVE = section({
-  name: 'adaptive', key: 'adaptive', honoured: 'not', meaning: 'Adaptive refresh scheduling (refresh_mode adaptive).', spec: 'MS-FSCCFG 2.2.4.24', sections: [],
+  name: 'adaptive', key: 'adaptive', honoured: 'full', meaning: 'Adaptive refresh scheduling (refresh_mode adaptive).', spec: 'MS-FSCCFG 2.2.4.24', sections: [],
   attribs: [
-    attrib({ name: 'refresh_count', key: 'refreshCount', honoured: 'not', type: 'integer', default: 4, min: 1, meaning: 'Number of minor refresh cycles per refresh cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
-    attrib({ name: 'refresh_quota', key: 'refreshQuotaPct', honoured: 'not', type: 'integer', default: 90, min: 0, max: 100, unit: '%', meaning: 'Share of re-crawled URIs against new URIs.', spec: 'MS-FSCCFG 2.2.4.24' }),
-    attrib({ name: 'coverage_min', key: 'coverageMin', honoured: 'not', type: 'integer', default: 25, min: 0, meaning: 'Minimum URIs crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
-    attrib({ name: 'coverage_max_pct', key: 'coverageMaxPct', honoured: 'not', type: 'integer', default: 10, min: 0, max: 100, unit: '%', meaning: 'Maximum share of a site re-crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'refresh_count', key: 'refreshCount', honoured: 'full', type: 'integer', default: 4, min: 1, meaning: 'Number of minor refresh cycles per refresh cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'refresh_quota', key: 'refreshQuotaPct', honoured: 'full', type: 'integer', default: 90, min: 0, max: 100, unit: '%', meaning: 'Share of re-crawled URIs against new URIs.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'coverage_min', key: 'coverageMin', honoured: 'full', type: 'integer', default: 25, min: 0, meaning: 'Minimum URIs crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
+    attrib({ name: 'coverage_max_pct', key: 'coverageMaxPct', honoured: 'full', type: 'integer', default: 10, min: 0, max: 100, unit: '%', meaning: 'Maximum share of a site re-crawled in a minor cycle.', spec: 'MS-FSCCFG 2.2.4.24' }),
   ],
 });
 
 const WEIGHTS = section({
-  name: 'weights', key: 'weights', honoured: 'not', meaning: 'Weights of the adaptive scoring rules.', spec: 'MS-FSCCFG 2.2.4.25', sections: [],
+  name: 'weights', key: 'weights', honoured: 'full', meaning: 'Weights of the adaptive scoring rules.', spec: 'MS-FSCCFG 2.2.4.25', sections: [],
   attribs: [
-    attrib({ name: 'inverse_length', key: 'inverseLength', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 slashes".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'inverse_depth', key: 'inverseDepth', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 hops from a start URI".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'is_landing_page', key: 'isLandingPage', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "ends in / or index.html, no query".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'is_mime_markup', key: 'isMimeMarkup', honoured: 'not', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "MIME type is in uri_search_mime".', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'change_history', key: 'changeHistory', honoured: 'not', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the Last-Modified change history.', spec: 'MS-FSCCFG 2.2.4.25' }),
-    attrib({ name: 'sitemap', key: 'sitemap', honoured: 'not', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the sitemap changefreq score.', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'inverse_length', key: 'inverseLength', honoured: 'full', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 slashes".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'inverse_depth', key: 'inverseDepth', honoured: 'full', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "fewer than 10 hops from a start URI".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'is_landing_page', key: 'isLandingPage', honoured: 'full', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "ends in / or index.html, no query".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'is_mime_markup', key: 'isMimeMarkup', honoured: 'full', type: 'real', default: 1.0, min: 0, meaning: 'Weight of "MIME type is in uri_search_mime".', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'change_history', key: 'changeHistory', honoured: 'full', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the Last-Modified change history.', spec: 'MS-FSCCFG 2.2.4.25' }),
+    attrib({ name: 'sitemap', key: 'sitemap', honoured: 'full', type: 'real', default: 10.0, min: 0, meaning: 'Weight of the sitemap changefreq score.', spec: 'MS-FSCCFG 2.2.4.25' }),
   ],
 });
 
 const changefreq = <const N extends string>(name: N, def: number) =>
-  attrib({ name, key: name, honoured: 'not', type: 'real', default: def, min: 0, max: 1, meaning: name === 'default' ? 'Weight of URIs without a changefreq.' : `Weight of changefreq "${name}".`, spec: 'MS-FSCCFG 2.2.4.26' });
+  attrib({ name, key: name, honoured: 'full', type: 'real', default: def, min: 0, max: 1, meaning: name === 'default' ? 'Weight of URIs without a changefreq.' : `Weight of changefreq "${name}".`, spec: 'MS-FSCCFG 2.2.4.26' });
 
 const SITEMAP_WEIGHTS = section({
-  name: 'sitemap_weights', key: 'sitemapWeights', honoured: 'not', meaning: 'Sitemap changefreq values as weights in [0, 1].', spec: 'MS-FSCCFG 2.2.4.26', sections: [],
+  name: 'sitemap_weights', key: 'sitemapWeights', honoured: 'full', meaning: 'Sitemap changefreq values as weights in [0, 1].', spec: 'MS-FSCCFG 2.2.4.26', sections: [],
   attribs: [
     changefreq('always', 1.0), changefreq('hourly', 0.64), changefreq('daily', 0.32), changefreq('weekly', 0.16),
     changefreq('monthly', 0.08), changefreq('yearly', 0.04), changefreq('never', 0.0), changefreq('default', 0.16),
@@ -708,7 +708,7 @@ const COLLECTION_ATTRIBS = [
   // example "html_redir_thresh". trawl writes the example's spelling and reads all three.
   attrib({ name: 'html_redir_thresh', key: 'htmlRedirThreshS', honoured: 'full', type: 'integer', default: 3, min: 0, unit: 's', aliases: ['hmtl_redir_threshold', 'html_redir_threshold'], meaning: 'Longest meta refresh delay that still counts as a redirect.', spec: S }),
   attrib({ name: 'robots_ttl', key: 'robotsTtlS', honoured: 'full', type: 'integer', default: 86400, min: 0, unit: 's', meaning: 'How long a fetched robots.txt is used before it is fetched again.', spec: S }),
-  attrib({ name: 'use_sitemaps', key: 'useSitemaps', honoured: 'full', type: 'boolean', default: false, sub: true, meaning: 'Find and read sitemaps.', spec: S }),
+  attrib({ name: 'use_sitemaps', key: 'useSitemaps', honoured: 'full', type: 'boolean', default: false, sub: true, meaning: 'Find and read sitemaps; with refresh_mode adaptive their changefreq, priority and lastmod score URIs (sitemap_weights).', spec: S }),
   attrib({ name: 'max_pending', key: 'maxPending', honoured: 'full', type: 'integer', default: 2, min: 1, meaning: 'Requests outstanding to one site at once.', spec: S }),
   attrib({ name: 'robots_auth_ignore', key: 'robotsAuthIgnore', honoured: 'full', type: 'boolean', default: true, meaning: 'Crawl the site as if it had no robots.txt when robots.txt answers 401/403; otherwise skip the site.', spec: S }),
   attrib({ name: 'robots_tout_ignore', key: 'robotsToutIgnore', honoured: 'full', type: 'boolean', default: false, meaning: 'Crawl as if there were no robots.txt when fetching it times out.', spec: S }),
@@ -757,7 +757,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
   attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'full', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie (one without Expires or Max-Age) is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
-  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: { partly: 'adaptive runs as scratch without adaptive scheduling', values: ['adaptive'] }, type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
+  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: 'full', type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
 ] as const;
 
 const COLLECTION_SECTIONS = [

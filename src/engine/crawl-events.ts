@@ -6,7 +6,8 @@ import { toElastic, type Ecs, type ElasticCrawl } from './elastic-events.ts';
  * Where a crawl's events go, with the two switches of MS-FSCCFG 2.2.4.5
  * `log`: `screened` (default none) logs every URI the scope, robots.txt or
  * the seen check turned away; `fetch` (default text) logs every downloaded
- * document, including why one was not stored. The skip codes are counted in
+ * document, including why one was not stored; `scheduler` (default none)
+ * logs the decisions of refresh_mode adaptive (adaptive-refresh.ts). The skip codes are counted in
  * the statistics either way. One per crawl; the switches are set from the
  * settings when a cycle is set up.
  */
@@ -21,6 +22,7 @@ export class CrawlEvents {
    * emission points that only that log has do nothing.
    */
   elastic: ElasticCrawl | undefined = undefined;
+  logScheduler = false;
 
   private readonly onEvent: ((e: CrawlEvent) => void) | undefined;
 
@@ -30,6 +32,7 @@ export class CrawlEvents {
 
   emit(e: CrawlEvent): void {
     if (e.type === 'fetch' && !this.logFetch) return;
+    if (e.type === 'scheduler' && !this.logScheduler) return;
     if (this.elastic !== undefined && e.ecs === undefined) {
       const ecs = toElastic(this.elastic, e);
       this.onEvent?.(ecs !== undefined ? { ...e, ecs } : e);

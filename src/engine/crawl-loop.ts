@@ -93,12 +93,19 @@ export class CrawlLoop {
           });
         }
       }
-      if (tasks.size === 0 && env.sched.idle()) {
+      // refresh_mode adaptive: the next minor cycle begins at its time (or, with refresh 0, once this one is idle).
+      const minorAt = env.adaptive?.nextMinorAt(tasks.size === 0 && env.sched.idle());
+      if (minorAt !== undefined && minorAt <= now) {
+        await env.adaptive!.beginMinor();
+        continue;
+      }
+      if (tasks.size === 0 && env.sched.idle() && minorAt === undefined) {
         // A node of a multinode installation ends its cycle with the installation's: until then it waits for work routed to it.
         const routing = opts.routing;
         if (routing === undefined || !(await routing.pending())) return 'done';
         nextMs = Math.min(nextMs ?? Number.POSITIVE_INFINITY, env.now() + routing.pollMs);
       }
+      if (minorAt !== undefined && minorAt !== Number.POSITIVE_INFINITY) nextMs = Math.min(nextMs ?? minorAt, minorAt);
       // Woken at max_crawl_duration's deadline at the latest, not at the next site's delay.
       if (env.limits.deadline !== Number.POSITIVE_INFINITY) nextMs = Math.min(nextMs ?? env.limits.deadline, env.limits.deadline);
       let timer: NodeJS.Timeout | undefined;

@@ -13,8 +13,8 @@ import type { LimitStop } from './cycle-limits.ts';
 
 /** Something a crawl reports: a fetch, a URI or document turned away, robots.txt, the cycle, an error, the disk. */
 export interface CrawlEvent {
-  /** `login`: a form login (MS-FSCCFG 2.2.4.31) was tried, ok or failed, named in the message (form-logins.ts). `disk`: the data directory's disk filled up, went below limits.disk_free, or has space again; or a part of `limits` is not honoured (disk-guard.ts). */
-  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error' | 'disk' | 'login' | 'elastic';
+  /** `scheduler`: a decision of refresh_mode adaptive, under log.scheduler text (adaptive-refresh.ts). `login`: a form login (MS-FSCCFG 2.2.4.31) was tried, ok or failed, named in the message (form-logins.ts). `disk`: the data directory's disk filled up, went below limits.disk_free, or has space again; or a part of `limits` is not honoured (disk-guard.ts). */
+  readonly type: 'fetch' | 'skip' | 'robots' | 'cycle' | 'error' | 'disk' | 'login' | 'elastic' | 'scheduler';
   readonly url?: string;
   readonly status?: number;
   /**

@@ -236,6 +236,8 @@ export class CollectionCrawl {
     // The end of the refresh period ends the cycle with what it left queued: the next cycle's, per refresh_mode.
     const complete = stoppedBy === 'refresh' ? counts.leased === 0 : (stoppedBy === 'done' || limitStop !== undefined) && counts.queued === 0 && counts.leased === 0;
     if (complete) await this.store.updateCollection(env.name, { cycleEndedMs: this.now() });
+    // refresh_mode adaptive: change histories written; a complete cycle hands its deferred new URIs to the next.
+    if (env.adaptive) await (complete ? env.adaptive.finish() : env.adaptive.flush());
     if (this.events.elastic) {
       const failed = stoppedBy !== 'done' && limitStop === undefined && stoppedBy !== 'refresh';
       this.events.emitElastic(crawlEnd(this.events.elastic, failed ? 'failure' : 'success', `cycle ${env.epoch} ${complete ? 'complete' : 'not complete'}: ${stoppedBy}`, !complete));
@@ -349,8 +351,11 @@ export class CollectionCrawl {
     for (const uri of crashed) await this.setAside(uri);
     this.env.softSites = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
     await this.lifecycle.set('starting');
+    await this.env.adaptive?.begin(cycleStartedMs, this.now);
     await this.seeder.seed(this.env.softSites);
     for (const w of await this.store.sitesWithWork(name)) this.env.sched.addWork(w.site, w.queued);
+    // refresh_mode adaptive: the first minor cycle takes its URIs (adaptive-refresh.ts).
+    await this.env.adaptive?.beginMinor();
     return unfinished;
   }
 

@@ -14,6 +14,7 @@ import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
 import type { CrawlEvents } from './crawl-events.ts';
 import type { CrawlerOptions } from './crawl-types.ts';
+import type { AdaptiveRefresh } from './adaptive-refresh.ts';
 import type { CycleStats } from './cycle-stats.ts';
 import type { CycleLimits } from './cycle-limits.ts';
 import type { DiskGuard } from './disk-guard.ts';
@@ -68,6 +69,8 @@ export class CycleEnv implements CycleParts {
   readonly levelPop: LevelPop | undefined;
   /** trawl_purge with refresh_mode scratch: a cycle crawls from its seeds, then the purge phase checks the rest (purge.ts). */
   readonly purges: boolean;
+  /** refresh_mode adaptive: the minor cycles' scheduler (adaptive-refresh.ts); undefined in other modes. */
+  adaptive: AdaptiveRefresh | undefined = undefined;
 
   constructor(p: CycleParts) {
     this.rt = p.rt;

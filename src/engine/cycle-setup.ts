@@ -40,6 +40,7 @@ import { RobotsManager } from './robots-manager.ts';
 import { Rendering, usesJavascript } from './rendering.ts';
 import { buildRuntime } from './runtime.ts';
 import { postPayloads, proxyRoutes, usesProxies } from './request-setup.ts';
+import { adaptiveRefreshFor } from './adaptive-refresh.ts';
 import { Seeder } from './seeding.ts';
 import { SiteTasks } from './site-task.ts';
 
@@ -149,6 +150,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   // The Elastic event log has a url-discover denial for every URL turned away.
   events.logScreened = s.log.screened === 'text' || s.elastic.events;
   events.logFetch = s.log.fetch === 'text';
+  events.logScheduler = s.log.scheduler === 'text';
   const disk = new DiskGuard({
     dir: opts.dataDir, minFreePct: s.limits.diskFreePct, slackPct: s.limits.diskFreeSlackPct,
     ...(opts.diskPollMs !== undefined ? { pollMs: opts.diskPollMs } : {}),
@@ -162,6 +164,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   }, events);
   const env = new CycleEnv({ rt, opts, events, stats: shared.stats, sched, screening, duplicates: shared.duplicates, disk, limits, bloom, pool, now });
   const seeder = new Seeder(env, shared.wake);
+  if (s.refreshMode === 'adaptive') env.adaptive = adaptiveRefreshFor(env, s);
   // use_javascript: Chromium is looked for now (its absence stops the cycle, naming the package) and started with the first page.
   const rendering = usesJavascript(rt) ? new Rendering({ rt, fetcher, robots, events, signal: shared.signal, now, proxyFor }) : undefined;
   const pipeline = PagePipeline.standard(env, rendering);

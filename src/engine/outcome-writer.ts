@@ -54,6 +54,7 @@ export class OutcomeWriter {
         rec.contentRef = o.contentRef;
         // A page that was a duplicate no longer is: its original's additional_urls change.
         const wasDuplicateOf = previous?.status === 'duplicate' ? previous.duplicateOf : undefined;
+        this.env.adaptive?.observe(uri.url, uri.site, previous, o.modified, rec.lastModified, rec.mime, uri.depth, uri.parent, ctx.startedMs);
         await this.commit(ctx, rec, ctx.links, [...this.feedOps(uri.url, wasFed(previous) ? 'update' : 'add'), ...(wasDuplicateOf ? this.feedOps(wasDuplicateOf, 'update') : [])]);
         // A never-fetched URI's document was counted as its place was settled, above.
         if (!wasFed(previous) && !ctx.newDocument) this.env.limits.noteDocuments(1);
@@ -63,6 +64,7 @@ export class OutcomeWriter {
       case 'unchanged':
         c.unchanged++;
         st.add('Unchanged');
+        this.env.adaptive?.observe(uri.url, uri.site, previous, false, previous?.lastModified, previous?.mime, uri.depth, uri.parent, ctx.startedMs);
         await this.commit(ctx, this.record(ctx, 'unchanged'), ctx.links, this.refeedOps(ctx));
         return;
       case 'duplicate': {

@@ -155,7 +155,9 @@ export class Seeder {
         if (unrefreshed?.has(r.site)) continue;
         // trawl_purge: the cycle crawls from its start URIs; what it does not reach, the purge phase checks (purge.ts).
         if (env.purges) continue;
-        known.push(this.requeueOf(r));
+        // refresh_mode adaptive: each minor cycle queues the known URIs it takes (adaptive-refresh.ts).
+        if (env.adaptive) env.adaptive.noteRecord(r, env.epoch - r.epoch > dbswitch);
+        else known.push(this.requeueOf(r));
       }
       if (expired.length > 0) await this.deleteExpired(expired);
       await env.store.enqueue(env.name, env.epoch, known, prepend);

@@ -35,6 +35,8 @@ import { SUSPEND_RECHECK_MS } from './runtime.ts';
 
 /** How long a site whose next URI is a suspect waits while another suspect is fetched. */
 const SUSPECT_WAIT_MS = 100;
+/** refresh_mode adaptive: a URI this minor cycle did not take; its lease ends without a fetch or a record (adaptive-refresh.ts). */
+const NOT_THIS_MINOR_CYCLE: PageOutcome = { kind: 'listed' };
 
 export interface SiteTaskParts {
   readonly env: CycleEnv;
@@ -282,6 +284,10 @@ export class SiteTasks {
       site.putBack(uri);
       env.sched.hold(site, env.now() + SUSPEND_RECHECK_MS);
       return;
+    }
+    // refresh_mode adaptive (adaptive-refresh.ts): what this minor cycle did not take is not fetched now.
+    if (env.adaptive && env.adaptive.admit(uri, previous !== undefined && previous.status !== 'deleted') !== 'fetch') {
+      return pipeline.write(new PageContext(site, uri, undefined, undefined, settings, st, env.now()), NOT_THIS_MINOR_CYCLE);
     }
     // limits.max_doc (cycle-limits.ts): a URI never fetched takes one of the places left, or is not fetched.
     const newDocument = previous === undefined && env.limits.countsDocuments;

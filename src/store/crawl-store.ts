@@ -35,7 +35,7 @@ export type { FeedOp, FeedOutbox, FeedSelection, PendingFeedOp } from './feed-ou
 export type { FrontierCounts, FrontierEntry, FrontierStore, LeasedUri, QueuedUri, SiteWork } from './frontier-store.ts';
 export { CRASH_STRIKE, CRASH_STRIKES_MASK, focusHopsOf, isSuspect, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth } from './frontier-store.ts';
 export type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, RecordStatus, RecordStore, UriRecord } from './record-store.ts';
-export type { RobotsRow, SitemapMeta, SiteStatsRow, SiteStore } from './site-store.ts';
+export type { ChangeHistory, RobotsRow, SitemapMeta, SiteStatsRow, SiteStore } from './site-store.ts';
 
 /** The outcome of one fetch, written by `complete`. */
 export interface Completion {

@@ -20,6 +20,22 @@ export interface SitemapMeta {
   readonly priority: number | undefined;
 }
 
+/**
+ * What trawl observed of a URI's changes (refresh_mode adaptive, its
+ * change_history rule): written only by adaptive collections.
+ */
+export interface ChangeHistory {
+  readonly url: string;
+  /** Fetches that compared the page with the stored copy (a 200 or a 304 with a record before it). */
+  readonly checks: number;
+  /** Of those, the ones that found it changed (another checksum, or a later Last-Modified). */
+  readonly changes: number;
+  /** Where the observation window starts (ms): the first Last-Modified seen, else the first fetch. */
+  readonly sinceMs: number;
+  /** The last change seen (ms): its Last-Modified when the server sent one, else the fetch that found it; undefined: none yet. */
+  readonly lastChangeMs: number | undefined;
+}
+
 /** One site's statistics as saved (opaque JSON). */
 export interface SiteStatsRow {
   readonly site: string;
@@ -47,6 +63,12 @@ export interface SiteStore {
   putSitemapMeta(collection: string, entries: readonly SitemapMeta[]): Promise<void>;
   /** What the last sitemap said of the URL; undefined when none listed it. */
   getSitemapMeta(collection: string, url: string): Promise<SitemapMeta | undefined>;
+  /** Every URL's sitemap metadata of the collection (refresh_mode adaptive reads them once per refresh cycle). */
+  listSitemapMeta(collection: string): Promise<SitemapMeta[]>;
+  /** Records change histories (refresh_mode adaptive); a later entry for a URL replaces the earlier one. */
+  putChangeHistory(collection: string, entries: readonly ChangeHistory[]): Promise<void>;
+  /** Every change history of the collection. */
+  listChangeHistory(collection: string): Promise<ChangeHistory[]>;
   /**
    * Notes links of a channel (first-seen time is kept for links already
    * known), then expires the oldest beyond `maxCount` and those older than

@@ -36,7 +36,7 @@ const CRAWL_STORE_METHODS = [
   'recoverLeases', 'armSuspect', 'dropQueued', 'frontierEntry', 'counts',
   'getRecord', 'findByChecksum', 'duplicatesOf', 'complete', 'putRecord', 'listRecords', 'listRecordPage', 'countRecords', 'cycleRecordCounts',
   'queueFeed', 'queueFeedFromRecords', 'pendingFeed', 'ackFeed', 'feedBacklog',
-  'putSitemapMeta', 'getSitemapMeta', 'noteFeedLinks',
+  'putSitemapMeta', 'getSitemapMeta', 'listSitemapMeta', 'putChangeHistory', 'listChangeHistory', 'noteFeedLinks',
   'getRobots', 'putRobots', 'getSiteStats', 'putSiteStats', 'putSiteStatsMany', 'listSiteStats',
   'close',
 ] as const satisfies ReadonlyArray<keyof CrawlStore>;

@@ -36,11 +36,10 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['near_duplicate_detection', 'mirror_site_files', 'adaptive']) {
+    for (const p of ['near_duplicate_detection', 'mirror_site_files', 'use_dupservers']) {
       assert.equal(byPath.get(p), 'not', p);
     }
-    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes', 'logins', 'logins.<login>.autofill', 'login_timeout', 'login_failed_ignore', 'trawl_limits.max_title_bytes', 'trawl_limits.max_headings', 'use_javascript', 'javascript_keep_html', 'javascript_delay']) assert.equal(byPath.get(p), 'full', p);
-    assert.deepEqual((byPath.get('refresh_mode') as { readonly values?: readonly string[] }).values, ['adaptive']);
+    for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes', 'logins', 'logins.<login>.autofill', 'login_timeout', 'login_failed_ignore', 'trawl_limits.max_title_bytes', 'trawl_limits.max_headings', 'refresh_mode', 'adaptive', 'adaptive.refresh_count', 'weights.change_history', 'sitemap_weights.default', 'log.scheduler', 'use_javascript', 'javascript_keep_html', 'javascript_delay']) assert.equal(byPath.get(p), 'full', p);
   });
 });
 
@@ -98,9 +97,9 @@ describe('honouredWarnings', () => {
   });
 
   it('a partly honoured parameter warns only for the values it ignores', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <attrib name="refresh_mode" type="string">adaptive</attrib>\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>https</member></attrib>`));
-    assert.deepEqual(ds.map((d) => d.param), ['refresh_mode']);
-    assert.match(ds[0]!.message, /only partly honoured: .*adaptive runs as scratch/);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="passwd"><attrib name="http://a.example/" type="string">amy:pw2:r:digest</attrib><attrib name="http://b.example/" type="string">eve:pw3:r:NTLMv1</attrib></section>\n    <attrib name="refresh_mode" type="string">adaptive</attrib>\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>https</member></attrib>`));
+    assert.deepEqual(ds.map((d) => d.param), ['passwd.http://b.example/']);
+    assert.match(ds[0]!.message, /only partly honoured: .*ntlmv1/);
     // ftp is fetched now (the FTP fetcher): allowed_schemes with ftp warns no more.
     const ftp = honouredWarnings(read(`${SCOPE}\n    <attrib name="allowed_schemes" type="list-string"><member>http</member><member>ftp</member></attrib>`));
     assert.deepEqual(ftp.map((d) => d.param), []);
@@ -114,8 +113,8 @@ describe('honouredWarnings', () => {
   });
 
   it('a section marked not gives one warning, whatever it holds; logins, honoured, gives none', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="adaptive"><attrib name="refresh_count" type="integer">2</attrib></section>`));
-    assert.deepEqual(ds.map((d) => d.param), ['adaptive']);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="site_clusters"><attrib name="c1" type="list-string"><member>a.example</member></attrib></section>`));
+    assert.deepEqual(ds.map((d) => d.param), ['site_clusters']);
   });
 
   it('looks into sub-collections and <Node> overrides', () => {
@@ -158,7 +157,7 @@ describe('reference: the Honoured column', () => {
     assert.match(ref, /\| Parameter \| Type \| Default \| Where \| Honoured \| Meaning \|/);
     assert.match(ref, /\| `near_duplicate_detection` \| [^\n]*\| CN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
-    assert.match(ref, /\| `refresh_mode` \| [^\n]*\| partly: adaptive runs as scratch/);
-    assert.match(ref, /### Section `adaptive` [^\n]*\n\n[^\n]*Honoured: no\./);
+    assert.match(ref, /\| `refresh_mode` \| [^\n]*\| CSN \| ✓ \|/);
+    assert.match(ref, /### Section `site_clusters` [^\n]*\n\n[^\n]*Honoured: no\./);
   });
 });

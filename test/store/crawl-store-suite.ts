@@ -238,10 +238,31 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.putSitemapMeta('c', [{ url: 'http://a.test/x', lastmod: '2026-02-01', changefreq: 'weekly', priority: undefined }]);
       assert.deepEqual(await s.getSitemapMeta('c', 'http://a.test/x'), { url: 'http://a.test/x', lastmod: '2026-02-01', changefreq: 'weekly', priority: undefined });
       assert.equal(await s.getSitemapMeta('c', 'http://a.test/y'), undefined);
+      assert.deepEqual(await s.listSitemapMeta('c'), [{ url: 'http://a.test/x', lastmod: '2026-02-01', changefreq: 'weekly', priority: undefined }]);
       const feed = 'http://a.test/feed.xml';
       assert.deepEqual(await s.noteFeedLinks('c', feed, ['u1', 'u2', 'u3'], 1000, 3, 0), []);
       assert.deepEqual(await s.noteFeedLinks('c', feed, ['u2', 'u4'], 2000, 3, 0), ['u1']); // the oldest goes first
       assert.deepEqual((await s.noteFeedLinks('c', feed, [], 100_000, 10, 60_000)).sort(), ['u2', 'u3', 'u4']);
+      await s.close();
+    });
+
+    it('keeps change histories (refresh_mode adaptive), a later entry replacing the earlier', async () => {
+      const s = await target.open();
+      assert.deepEqual(await s.listChangeHistory('c'), []);
+      await s.putChangeHistory('c', [
+        { url: 'http://a.test/x', checks: 1, changes: 0, sinceMs: 1000, lastChangeMs: undefined },
+        { url: 'http://a.test/y', checks: 2, changes: 1, sinceMs: 500, lastChangeMs: 1500 },
+      ]);
+      await s.putChangeHistory('c', [{ url: 'http://a.test/x', checks: 3, changes: 2, sinceMs: 1000, lastChangeMs: 4000 }]);
+      await s.putChangeHistory('other', [{ url: 'http://a.test/x', checks: 9, changes: 9, sinceMs: 1, lastChangeMs: 2 }]);
+      const rows = (await s.listChangeHistory('c')).sort((a, b) => a.url.localeCompare(b.url));
+      assert.deepEqual(rows, [
+        { url: 'http://a.test/x', checks: 3, changes: 2, sinceMs: 1000, lastChangeMs: 4000 },
+        { url: 'http://a.test/y', checks: 2, changes: 1, sinceMs: 500, lastChangeMs: 1500 },
+      ]);
+      await s.deleteCollection('c');
+      assert.deepEqual(await s.listChangeHistory('c'), []);
+      assert.equal((await s.listChangeHistory('other')).length, 1);
       await s.close();
     });
 

@@ -65,6 +65,7 @@ export class SitemapStage implements PageStage {
         meta.push({ url, lastmod: entry.lastmod, changefreq: entry.changefreq, priority: entry.priority });
       }
       await env.store.putSitemapMeta(env.name, meta);
+      env.adaptive?.noteSitemap(meta);
       env.events.emit({ type: 'fetch', url: uri.url, message: `sitemap: ${parsed.urls.length} URLs, ${links.length} in scope${parsed.truncated ? ' (truncated)' : ''}` });
     }
     return LISTED;

@@ -10,8 +10,8 @@
  *
  *   (no tables) ── SCHEMA ──► 1 ──► 2 (SCHEMA_VERSION)
  *
- * 1 to 2 only adds the cycles table, which SCHEMA creates: there is
- * nothing to move.
+ * 1 to 2 only adds the cycles and change_history tables, which SCHEMA
+ * creates: there is nothing to move.
  */
 
 import { trawlError } from '../../core/errors.ts';

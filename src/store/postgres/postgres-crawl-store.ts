@@ -43,7 +43,7 @@ import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, UriRecord } from '../record-store.ts';
-import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
+import type { ChangeHistory, RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
 import { holdExclusive, openPool, transaction, type Client, type Pool, type Row } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
 import { SEQ_BLOCK } from './schema.ts';
@@ -144,7 +144,7 @@ interface Entering {
 const READS: ReadonlySet<StatementName> = new Set<StatementName>([
   'getCollection', 'listCollections', 'seen', 'getRecord', 'byChecksum', 'listRecords', 'recordsAfter', 'recordsBefore',
   'frontierEntry', 'getCookieJar', 'listCycles', 'countRecords', 'countRecordsOfSite', 'countRecordsOfStatus', 'countRecordsOfSiteStatus', 'cycleRecordCounts',
-  'pendingFeed', 'feedBacklog', 'getRobots', 'getStats', 'listStats', 'listStatsPage', 'getSitemapMeta', 'feedLinks',
+  'pendingFeed', 'feedBacklog', 'getRobots', 'getStats', 'listStats', 'listStatsPage', 'getSitemapMeta', 'listSitemapMeta', 'listChangeHistory', 'feedLinks',
 ]);
 
 export interface PostgresStoreOptions {
@@ -691,6 +691,22 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
   async getSitemapMeta(collection: string, url: string): Promise<SitemapMeta | undefined> {
     const r = (await this.run('getSitemapMeta', [collection, url])).rows[0];
     return r ? { url: String(r.url), lastmod: str(r.lastmod), changefreq: str(r.changefreq), priority: num(r.priority) } : undefined;
+  }
+
+  async listSitemapMeta(collection: string): Promise<SitemapMeta[]> {
+    return (await this.run('listSitemapMeta', [collection])).rows.map((r) => ({ url: String(r.url), lastmod: str(r.lastmod), changefreq: str(r.changefreq), priority: num(r.priority) }));
+  }
+
+  async putChangeHistory(collection: string, entries: readonly ChangeHistory[]): Promise<void> {
+    if (entries.length === 0) return;
+    const last = lastByKey(entries, (e) => e.url);
+    await this.run('putChangeHistory', [collection, last.map((e) => e.url), last.map((e) => e.checks), last.map((e) => e.changes), last.map((e) => e.sinceMs), last.map((e) => e.lastChangeMs ?? null)]);
+  }
+
+  async listChangeHistory(collection: string): Promise<ChangeHistory[]> {
+    return (await this.run('listChangeHistory', [collection])).rows.map((r) => ({
+      url: String(r.url), checks: Number(r.checks), changes: Number(r.changes), sinceMs: Number(r.since_ms), lastChangeMs: num(r.last_change_ms),
+    }));
   }
 
   async noteFeedLinks(collection: string, feed: string, urls: readonly string[], nowMs: number, maxCount: number, maxAgeMs: number): Promise<string[]> {

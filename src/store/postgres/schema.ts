@@ -13,6 +13,7 @@
  *        index (collection, site, status)                ◄── site deletes and feeds
  *   sites (collection, site PK)      robots.txt cache, statistics JSON
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
+ *   change_history (collection, url PK)  refresh_mode adaptive: changes seen per URI
  *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
  *   cycles (collection, id PK)       each refresh cycle's ID and Elastic crawl status
  *   feed_outbox (id PK; collection+destination+url unique)
@@ -38,7 +39,9 @@
  */
 
 /**
- * 2: the cycles table (each cycle's ID and status survive a restart).
+ * 2: the cycles table (each cycle's ID and status survive a restart) and
+ * the change_history table (refresh_mode adaptive), which SCHEMA creates:
+ * nothing to move.
  *
  * 1: the first version (the tables above).
  */
@@ -54,7 +57,7 @@ export const RECORD_COLUMNS = [
 ] as const;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'cycles'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'cycles', 'change_history'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -125,6 +128,15 @@ CREATE TABLE IF NOT EXISTS sitemap_meta (
   lastmod text,
   changefreq text,
   priority double precision,
+  PRIMARY KEY (collection, url)
+);
+CREATE TABLE IF NOT EXISTS change_history (
+  collection text COLLATE "C" NOT NULL,
+  url text COLLATE "C" NOT NULL,
+  checks integer NOT NULL,
+  changes integer NOT NULL,
+  since_ms double precision NOT NULL,
+  last_change_ms double precision,
   PRIMARY KEY (collection, url)
 );
 CREATE TABLE IF NOT EXISTS feed_links (

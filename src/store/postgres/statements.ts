@@ -252,6 +252,12 @@ export const STATEMENTS = {
                    SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[])
                    ON CONFLICT (collection, url) DO UPDATE SET lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority`,
   getSitemapMeta: 'SELECT * FROM sitemap_meta WHERE collection = $1 AND url = $2',
+  listSitemapMeta: 'SELECT * FROM sitemap_meta WHERE collection = $1',
+  /** Entries as arrays: url, checks, changes, since_ms, last_change_ms; no URL twice in one call. */
+  putChangeHistory: `INSERT INTO change_history (collection, url, checks, changes, since_ms, last_change_ms)
+                     SELECT $1::text, * FROM unnest($2::text[], $3::int[], $4::int[], $5::float8[], $6::float8[])
+                     ON CONFLICT (collection, url) DO UPDATE SET checks = excluded.checks, changes = excluded.changes, since_ms = excluded.since_ms, last_change_ms = excluded.last_change_ms`,
+  listChangeHistory: 'SELECT * FROM change_history WHERE collection = $1',
   noteFeedLinks: `INSERT INTO feed_links (collection, feed, url, first_seen_ms)
                   SELECT $1::text, $2::text, * FROM unnest($3::text[], $4::float8[]) ON CONFLICT DO NOTHING`,
   feedLinks: 'SELECT url, first_seen_ms FROM feed_links WHERE collection = $1 AND feed = $2 ORDER BY first_seen_ms DESC',

@@ -6,8 +6,8 @@
  *
  *   version 1 ── MIGRATE_FROM_1 ──► 2 ── MIGRATE_FROM_2 ──► 3 ──► 4 ──► 5 (SCHEMA_VERSION)
  *
- * 3 to 4 only adds the cookie_jars table, and 4 to 5 the cycles table,
- * which SCHEMA creates: there is nothing to move.
+ * 3 to 4 only adds the cookie_jars table, and 4 to 5 the cycles and
+ * change_history tables, which SCHEMA creates: there is nothing to move.
  */
 
 import type { DatabaseSync } from 'node:sqlite';

@@ -15,6 +15,7 @@
  *   cookie_jars (collection PK)      the collection's cookies (use_cookies), as the jar serialized them
  *   cycles (collection, id PK)       each refresh cycle's ID and Elastic crawl status
  *   sitemap_meta, feed_links         sitemap metadata, each channel's links
+ *   change_history (collection, url PK)  refresh_mode adaptive: changes seen per URI
  *   feed_outbox (id PK; collection+destination+url unique)
  *                                    content submissions waiting to be sent
  *
@@ -22,7 +23,8 @@
  */
 
 /**
- * 5: the cycles table (each cycle's ID and status survive a restart).
+ * 5: the cycles table (each cycle's ID and status survive a restart) and
+ * the change_history table (refresh_mode adaptive), which SCHEMA creates.
  *
  * 4: the cookie_jars table (use_cookies: the jar survives a restart).
  *
@@ -73,7 +75,7 @@ export const RECORD_COLUMNS = `collection, url, site, status, http_status, check
   skip_code, mime, size, content_ref, duplicate_of, redirect_to, depth, parent, epoch`;
 
 /** Every table of the collection's rows: deleteCollection empties each of them. */
-export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'cycles'] as const;
+export const COLLECTION_TABLES = ['frontier', 'records', 'sites', 'sitemap_meta', 'feed_links', 'feed_outbox', 'cookie_jars', 'cycles', 'change_history'] as const;
 
 /** Creates what is missing; harmless on a store of the current version. */
 export const SCHEMA = `
@@ -119,6 +121,15 @@ CREATE TABLE IF NOT EXISTS sitemap_meta (
   lastmod TEXT,
   changefreq TEXT,
   priority REAL,
+  PRIMARY KEY (collection, url)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS change_history (
+  collection TEXT NOT NULL,
+  url TEXT NOT NULL,
+  checks INTEGER NOT NULL,
+  changes INTEGER NOT NULL,
+  since_ms INTEGER NOT NULL,
+  last_change_ms INTEGER,
   PRIMARY KEY (collection, url)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS feed_links (

@@ -24,7 +24,7 @@ import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
 import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, UriRecord } from '../record-store.ts';
-import type { RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
+import type { ChangeHistory, RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
 import { openConnection, transaction } from './connection.ts';
 import { migrateToLatest } from './migrations.ts';
 import { prepareStatements, type Statements } from './statements.ts';
@@ -438,6 +438,23 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
   async getSitemapMeta(collection: string, url: string): Promise<SitemapMeta | undefined> {
     const r = this.st.getSitemapMeta.get(collection, url) as Row | undefined;
     return r ? { url: String(r.url), lastmod: str(r.lastmod), changefreq: str(r.changefreq), priority: num(r.priority) } : undefined;
+  }
+
+  async listSitemapMeta(collection: string): Promise<SitemapMeta[]> {
+    return (this.st.listSitemapMeta.all(collection) as Row[]).map((r) => ({ url: String(r.url), lastmod: str(r.lastmod), changefreq: str(r.changefreq), priority: num(r.priority) }));
+  }
+
+  async putChangeHistory(collection: string, entries: readonly ChangeHistory[]): Promise<void> {
+    if (entries.length === 0) return;
+    this.tx(() => {
+      for (const e of entries) this.st.putChangeHistory.run(collection, e.url, e.checks, e.changes, e.sinceMs, e.lastChangeMs ?? null);
+    });
+  }
+
+  async listChangeHistory(collection: string): Promise<ChangeHistory[]> {
+    return (this.st.listChangeHistory.all(collection) as Row[]).map((r) => ({
+      url: String(r.url), checks: Number(r.checks), changes: Number(r.changes), sinceMs: Number(r.since_ms), lastChangeMs: num(r.last_change_ms),
+    }));
   }
 
   async noteFeedLinks(collection: string, feed: string, urls: readonly string[], nowMs: number, maxCount: number, maxAgeMs: number): Promise<string[]> {

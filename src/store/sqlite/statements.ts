@@ -146,6 +146,10 @@ export function prepareStatements(db: DatabaseSync) {
     putSitemapMeta: p(`INSERT INTO sitemap_meta (collection, url, lastmod, changefreq, priority) VALUES (?, ?, ?, ?, ?)
                        ON CONFLICT (collection, url) DO UPDATE SET lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority`),
     getSitemapMeta: p('SELECT * FROM sitemap_meta WHERE collection = ? AND url = ?'),
+    listSitemapMeta: p('SELECT * FROM sitemap_meta WHERE collection = ?'),
+    putChangeHistory: p(`INSERT INTO change_history (collection, url, checks, changes, since_ms, last_change_ms) VALUES (?, ?, ?, ?, ?, ?)
+                         ON CONFLICT (collection, url) DO UPDATE SET checks = excluded.checks, changes = excluded.changes, since_ms = excluded.since_ms, last_change_ms = excluded.last_change_ms`),
+    listChangeHistory: p('SELECT * FROM change_history WHERE collection = ?'),
     noteFeedLink: p('INSERT INTO feed_links (collection, feed, url, first_seen_ms) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
     feedLinks: p('SELECT url, first_seen_ms FROM feed_links WHERE collection = ? AND feed = ? ORDER BY first_seen_ms DESC'),
     dropFeedLink: p('DELETE FROM feed_links WHERE collection = ? AND feed = ? AND url = ?'),
