@@ -90,8 +90,21 @@ export function honouredWarnings(c: CollectionConfig, node?: string | null): Dia
   };
   walk(COLLECTION, c.root, '', '');
   for (const [name, tree] of c.nodes) if (node === undefined || node === name) walk(COLLECTION, tree, '', `@node:${name}.`);
+  // What MS-FSCCFG 2.2.4.33 lets a sub-collection set but this version applies only collection-wide.
+  for (const [sub, tree] of c.root.sections.get('subdomains')?.sections ?? []) {
+    for (const name of SUB_COLLECTION_WIDE) {
+      const v = tree.attribs.get(name);
+      const own = c.root.attribs.get(name) ?? COLLECTION.attribs.find((a) => a.name === name)?.default;
+      if (v === undefined || (own !== undefined && sameValue(v, own))) continue;
+      const p = `subdomains.${sub}.${name}`;
+      warn(p, p, `is not applied per sub-collection: the collection's ${name} (${own === undefined ? 'unset' : showValue(own)}) decides for its URIs`, `${p} = ${showValue(v)}`);
+    }
+  }
   return out;
 }
+
+/** Sub-collection parameters applied only as the collection sets them (docs/crawling.md, *Sub-collections*). */
+const SUB_COLLECTION_WIDE = ['refresh_mode'] as const;
 
 const SCOPE_SECTIONS = ['include_domains', 'include_uris'] as const;
 

@@ -36,7 +36,7 @@ describe('registry: honoured statuses', () => {
 
   it('the audit: parameters nothing outside src/config/ reads are marked not', () => {
     const byPath = new Map(listRegistry().map((e) => [e.path, e.def.honoured]));
-    for (const p of ['near_duplicate_detection', 'mirror_site_files', 'use_dupservers']) {
+    for (const p of ['near_duplicate_detection', 'mirror_site_files', 'pp.use_dupservers']) {
       assert.equal(byPath.get(p), 'not', p);
     }
     for (const p of ['delay', 'use_cookies', 'cookie_timeout', 'limits.disk_free', 'limits.max_doc', 'trawl_limits.max_crawl_duration', 'trawl_limits.max_unique_urls', 'max_doc', 'trawl_secrets.key_file', 'http_errors.<code>', 'trawl_limits.max_document_bytes', 'proxy', 'key_file', 'cert_file', 'ftp_errors', 'ftp_errors.<code>', 'ftp_acct', 'ftp_passive', 'ftp_searchlinks', 'allowed_schemes', 'logins', 'logins.<login>.autofill', 'login_timeout', 'login_failed_ignore', 'trawl_limits.max_title_bytes', 'trawl_limits.max_headings', 'refresh_mode', 'adaptive', 'adaptive.refresh_count', 'weights.change_history', 'sitemap_weights.default', 'log.scheduler', 'use_javascript', 'javascript_keep_html', 'javascript_delay']) assert.equal(byPath.get(p), 'full', p);
@@ -113,15 +113,17 @@ describe('honouredWarnings', () => {
   });
 
   it('a section marked not gives one warning, whatever it holds; logins, honoured, gives none', () => {
-    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="site_clusters"><attrib name="c1" type="list-string"><member>a.example</member></attrib></section>`));
-    assert.deepEqual(ds.map((d) => d.param), ['site_clusters']);
+    const ds = honouredWarnings(read(`${SCOPE}\n    <section name="logins"><section name="l"><attrib name="site" type="string">example.com</attrib><attrib name="form" type="string">/login</attrib></section></section>\n    <section name="ppdup"><attrib name="format" type="string">hashlog</attrib><attrib name="cachesize" type="integer">64</attrib></section>`));
+    assert.deepEqual(ds.map((d) => d.param), ['ppdup']);
   });
 
   it('looks into sub-collections and <Node> overrides', () => {
-    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="refresh_mode" type="string">adaptive</attrib></SubDomain>\n    <Node name="n1"><attrib name="refresh_mode" type="string">adaptive</attrib></Node>`);
+    const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="refresh_mode" type="string">adaptive</attrib></SubDomain>\n    <Node name="n1"><attrib name="near_duplicate_detection" type="boolean">yes</attrib></Node>`);
     const ds = honouredWarnings(c);
-    assert.deepEqual(ds.map((d) => d.param).sort(), ['refresh_mode', 'subdomains.s.refresh_mode']);
-    assert.equal(ds.find((d) => d.param === 'refresh_mode')!.location?.line, 6);
+    assert.deepEqual(ds.map((d) => d.param).sort(), ['near_duplicate_detection', 'subdomains.s.refresh_mode']);
+    // A sub-collection's refresh_mode is read, and the collection's decides: the warning says so.
+    assert.match(ds.find((d) => d.param === 'subdomains.s.refresh_mode')!.message, /subdomains\.s\.refresh_mode = adaptive is not applied per sub-collection: the collection's refresh_mode \(scratch\) decides/);
+    assert.equal(ds.find((d) => d.param === 'near_duplicate_detection')!.location?.line, 6);
     // A crawl as node n2, or as no node, does not use n1's override.
     assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.refresh_mode']);
     assert.deepEqual(honouredWarnings(c, null).map((d) => d.param), ['subdomains.s.refresh_mode']);
@@ -158,6 +160,6 @@ describe('reference: the Honoured column', () => {
     assert.match(ref, /\| `near_duplicate_detection` \| [^\n]*\| CN \| no \|/);
     assert.match(ref, /\| `delay` \| [^\n]*\| CSN \| ✓ \|/);
     assert.match(ref, /\| `refresh_mode` \| [^\n]*\| CSN \| ✓ \|/);
-    assert.match(ref, /### Section `site_clusters` [^\n]*\n\n[^\n]*Honoured: no\./);
+    assert.match(ref, /### Section `ppdup` [^\n]*\n\n[^\n]*Honoured: no\./);
   });
 });
