@@ -274,6 +274,10 @@ export function registerCrawlCommand(program: Command, io: Io, setExit: (code: n
           if (file !== undefined && s.delayS === MS_FSCCFG_DELAY_S) io.err(`trawl: note: collection ${config.name} (${file}): delay is ${MS_FSCCFG_DELAY_S} s, MS-FSCCFG's default: each site gets one request a minute; set <attrib name="delay" type="real"> in the file for a faster crawl`);
           consoleSink ||= hasConsoleSink(s.sinks);
           for (const note of sinkTypes.notes(s.sinks)) io.err(`trawl: warning: collection ${config.name}: ${note}`);
+          // URL Submission Messages are consumed by a daemon only (docs/citeseerx.md, *Submitted jobs*).
+          for (const [name, sink] of Object.entries(s.sinks)) {
+            if (sink.submissionQueue !== undefined) io.err(`trawl: warning: collection ${config.name}: trawl_sinks.${name}.submission_queue is not applied by trawl crawl: only trawl serve consumes URL Submission Messages`);
+          }
           const watch = new StartUriWatch(s.startUris ?? []);
           const runtime = openCollectionRuntime({
             config, settings: s, store, dataDir: opts.data, node: opts.node, maxConcurrency,

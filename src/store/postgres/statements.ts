@@ -80,6 +80,26 @@ const REQUEUE = (sequence: string): string => `${ENQUEUE_ROWS(sequence)}
 const LEASED_COLUMNS = `f.id, f.url, f.site, f.depth, f.hops, f.redirects, f.parent, f.priority, f.sub, f.retries, f.seq,
   EXISTS (SELECT 1 FROM records r WHERE r.collection = f.collection AND r.url = f.url) AS crawled`;
 
+/**
+ * The lease's one statement shape: up to $3 queued URIs of site $2 in
+ * `order`, leased to $4 for $5 ms; `routed`: only while the site is routed
+ * to node $4 (installation.ts). Rows another transaction holds are skipped,
+ * not waited for.
+ */
+const LEASE = (routed: boolean, order: string): string => `WITH p AS (
+            SELECT id, flags FROM frontier
+            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0${routed ? `
+              AND EXISTS (SELECT 1 FROM trawl_site_routes r WHERE r.collection = $1 AND r.site = $2 AND r.node = $4)` : ''}
+            ORDER BY ${order} LIMIT $3 FOR UPDATE SKIP LOCKED)
+          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
+            lease_expires = now() + $5::float8 * interval '1 millisecond'
+          FROM p WHERE f.id = p.id
+          RETURNING ${LEASED_COLUMNS}, p.flags`;
+/** Priority, then first in. */
+const BY_PRIORITY = 'priority, seq';
+/** The levels in the order $6 gives first (pop_scheme rr/wrr: level-pop.ts), a level not in it last; then first in. */
+const BY_LEVELS = 'coalesce(array_position($6::int[], priority), 1000000 + priority), seq';
+
 /** `sql` with each parameter $n numbered $(n + by): a statement's text used as part of a larger one. */
 const shift = (sql: string, by: number): string => sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
 
@@ -110,48 +130,18 @@ export const STATEMENTS = {
    * The lease clears the crash strikes; the URI is answered with the flags
    * it had (a suspect says so).
    */
-  lease: `WITH p AS (
-            SELECT id, flags FROM frontier
-            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
-            ORDER BY priority, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
-            lease_expires = now() + $5::float8 * interval '1 millisecond'
-          FROM p WHERE f.id = p.id
-          RETURNING ${LEASED_COLUMNS}, p.flags`,
+  lease: LEASE(false, BY_PRIORITY),
   levelCounts: 'SELECT priority, count(*) AS n FROM frontier WHERE collection = $1 AND site = $2 AND epoch = $3 AND state <> 0 GROUP BY priority',
   /** The lease with the levels preferred in the order $6 gives (pop_scheme rr/wrr: level-pop.ts); a level not in it goes last. */
-  leaseByLevels: `WITH p AS (
-            SELECT id, flags FROM frontier
-            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
-            ORDER BY coalesce(array_position($6::int[], priority), 1000000 + priority), seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
-            lease_expires = now() + $5::float8 * interval '1 millisecond'
-          FROM p WHERE f.id = p.id
-          RETURNING ${LEASED_COLUMNS}, p.flags`,
+  leaseByLevels: LEASE(false, BY_LEVELS),
   /**
    * A node's lease in a multinode installation: the same, and only while
    * the site is routed to the node ($4, installation.ts), so that two
    * nodes never hold URIs of one site at once.
    */
-  leaseRouted: `WITH p AS (
-            SELECT id, flags FROM frontier
-            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
-              AND EXISTS (SELECT 1 FROM trawl_site_routes r WHERE r.collection = $1 AND r.site = $2 AND r.node = $4)
-            ORDER BY priority, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
-            lease_expires = now() + $5::float8 * interval '1 millisecond'
-          FROM p WHERE f.id = p.id
-          RETURNING ${LEASED_COLUMNS}, p.flags`,
+  leaseRouted: LEASE(true, BY_PRIORITY),
   /** leaseRouted with the levels preferred in the order $6 gives (leaseByLevels). */
-  leaseRoutedByLevels: `WITH p AS (
-            SELECT id, flags FROM frontier
-            WHERE collection = $1 AND site = $2 AND state = 0 AND (flags & ${QUARANTINED}) = 0
-              AND EXISTS (SELECT 1 FROM trawl_site_routes r WHERE r.collection = $1 AND r.site = $2 AND r.node = $4)
-            ORDER BY coalesce(array_position($6::int[], priority), 1000000 + priority), seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-          UPDATE frontier f SET state = 1, flags = f.flags & ~${CRASH_STRIKES_MASK}, lease_owner = $4,
-            lease_expires = now() + $5::float8 * interval '1 millisecond'
-          FROM p WHERE f.id = p.id
-          RETURNING ${LEASED_COLUMNS}, p.flags`,
+  leaseRoutedByLevels: LEASE(true, BY_LEVELS),
   /** A node resuming a cycle: its own leases (of a life before this one) and expired ones back to the queue, never another live node's. */
   recoverOwn: `UPDATE frontier SET state = 0, flags = flags | ${CRASH_STRIKE}, ${UNLEASED}
                WHERE collection = $1 AND state = 1 AND (lease_owner = $2 OR lease_expires < now())`,
