@@ -4,11 +4,12 @@
 // the User-Agent, the status and the path: a multinode test tells its
 // nodes apart by their User-Agent (a <Node> override of `headers`).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TOOLS, toolPath } from './system-tools.ts';
 import { freePort } from './ports.ts';
 import { waitListening } from './tinyproxy.ts';
+import { nginxPreamble, writePages } from './nginx-tls.ts';
 
 export interface AccessLine {
   /** When nginx logged the request, in ms since the epoch. */
@@ -36,28 +37,10 @@ export async function startNginxHosts(dir: string, hosts: readonly string[], sit
   const port = await freePort(hosts[0]);
   const sites = sitesFor(port);
   const root = join(dir, 'www');
-  for (const [host, pages] of Object.entries(sites)) {
-    for (const [path, html] of Object.entries(pages)) {
-      const file = join(root, host, path.endsWith('/') ? `${path}index.html` : path);
-      mkdirSync(join(file, '..'), { recursive: true });
-      writeFileSync(file, html);
-    }
-  }
+  for (const [host, pages] of Object.entries(sites)) writePages(join(root, host), pages);
   const access = join(dir, 'access.log');
   const conf = join(dir, 'nginx.conf');
-  const user = process.getuid?.() === 0 ? 'user root root;' : '';
-  writeFileSync(conf, `${user}
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} warn;
-events { worker_connections 512; }
-http {
-  client_body_temp_path ${join(dir, 'tmp-body')};
-  proxy_temp_path ${join(dir, 'tmp-proxy')};
-  fastcgi_temp_path ${join(dir, 'tmp-fastcgi')};
-  uwsgi_temp_path ${join(dir, 'tmp-uwsgi')};
-  scgi_temp_path ${join(dir, 'tmp-scgi')};
-  types { text/html html; text/plain txt; }
+  writeFileSync(conf, `${nginxPreamble(dir, 'warn', 512)}
   log_format hosts '$msec|$server_addr|$http_user_agent|$status|$request_uri';
   access_log ${access} hosts;
   server {

@@ -59,6 +59,33 @@ export interface NginxTls {
   stop(): Promise<void>;
 }
 
+/** Writes each page (path → HTML; a path ending in / is its index.html) under `root`. */
+export function writePages(root: string, pages: Readonly<Record<string, string>>): void {
+  for (const [path, html] of Object.entries(pages)) {
+    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, html);
+  }
+}
+
+/** An nginx.conf up to inside its http block: everything nginx writes kept in `dir`, the types the test sites serve. */
+export function nginxPreamble(dir: string, errorLevel: string, connections: number): string {
+  // Run as root in a test container, nginx would hand its workers to "nobody": keep the caller's user.
+  const user = process.getuid?.() === 0 ? 'user root root;' : '';
+  return `${user}
+worker_processes 1;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} ${errorLevel};
+events { worker_connections ${connections}; }
+http {
+  client_body_temp_path ${join(dir, 'tmp-body')};
+  proxy_temp_path ${join(dir, 'tmp-proxy')};
+  fastcgi_temp_path ${join(dir, 'tmp-fastcgi')};
+  uwsgi_temp_path ${join(dir, 'tmp-uwsgi')};
+  scgi_temp_path ${join(dir, 'tmp-scgi')};
+  types { text/html html; text/plain txt; }`;
+}
+
 /**
  * nginx on `ip` (HTTPS, a client certificate from the PKI's CA required),
  * serving `pages` (path → HTML) from a folder of its own.
@@ -67,27 +94,10 @@ export async function startNginxTls(dir: string, ip: string, pki: TestPki, pages
   const bin = toolPath(TOOLS.nginx);
   const port = await freePort(ip);
   const root = join(dir, 'www');
-  for (const [path, html] of Object.entries(pages)) {
-    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
-    mkdirSync(join(file, '..'), { recursive: true });
-    writeFileSync(file, html);
-  }
+  writePages(root, pages);
   const access = join(dir, 'access.log');
   const conf = join(dir, 'nginx.conf');
-  // Run as root in a test container, nginx would hand its workers to "nobody": keep the caller's user.
-  const user = process.getuid?.() === 0 ? 'user root root;' : '';
-  writeFileSync(conf, `${user}
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} info;
-events { worker_connections 64; }
-http {
-  client_body_temp_path ${join(dir, 'tmp-body')};
-  proxy_temp_path ${join(dir, 'tmp-proxy')};
-  fastcgi_temp_path ${join(dir, 'tmp-fastcgi')};
-  uwsgi_temp_path ${join(dir, 'tmp-uwsgi')};
-  scgi_temp_path ${join(dir, 'tmp-scgi')};
-  types { text/html html; text/plain txt; }
+  writeFileSync(conf, `${nginxPreamble(dir, 'info', 64)}
   log_format trawl '$remote_addr|$status|$ssl_client_verify|$ssl_client_s_dn|$request';
   access_log ${access} trawl;
   server {
