@@ -9,12 +9,11 @@ import { once } from 'node:events';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { startNginxHosts, type AccessLine } from '../support/nginx-hosts.ts';
-import { freePort } from '../support/ports.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { freePort, until } from '../support/ports.ts';
+import { pgQuery, startPostgres, type PostgresServer } from '../support/postgres.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 
 const dir = tempDir('trawl-multinode-');
@@ -44,24 +43,6 @@ function sites(port: number): Record<string, Record<string, string>> {
     out[h] = pages;
   });
   return out;
-}
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
-
-async function until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function py(rpc: string, body: string): unknown {
@@ -95,7 +76,7 @@ describe('a multinode installation on PostgreSQL', { skip }, () => {
         admin.set(n, `http://${host}:${port}/RPC2`);
         daemons.set(n, await spawnServe(['--node', n, '--store', url, '--data', join(dir, n), '--host', host, '--port', String(port), '--allow-loopback', '--node-timeout', String(NODE_TIMEOUT_S)]));
       }
-      const live = async (): Promise<string[]> => (await query<{ name: string }>(url, "SELECT name FROM trawl_nodes WHERE role = 'node' AND heartbeat > now() - interval '4 seconds' ORDER BY name")).map((r) => r.name);
+      const live = async (): Promise<string[]> => (await pgQuery<{ name: string }>(url, "SELECT name FROM trawl_nodes WHERE role = 'node' AND heartbeat > now() - interval '4 seconds' ORDER BY name")).map((r) => r.name);
       await until('three live nodes', async () => (await live()).length === 3, 30_000);
       // A node refuses CollectionAdd without Force (MS-FSCADM 2.2.9.3); with Force 1 the installation has the collection.
       const refused = spawnSync('python3', ['-c', `import xmlrpc.client\ns = xmlrpc.client.ServerProxy(${JSON.stringify(admin.get('n1'))})\ntry:\n  s.CollectionAdd(open(${JSON.stringify(config)}).read(), 0)\n  print('accepted')\nexcept xmlrpc.client.Fault as f:\n  print('fault', f.faultCode, f.faultString)`], { encoding: 'utf8' });
@@ -111,12 +92,12 @@ describe('a multinode installation on PostgreSQL', { skip }, () => {
       daemons.delete('n3');
       const killedAt = Date.now();
       // What the dead node had in flight: leased by it, never completed. Nothing else may be fetched twice.
-      const inFlight = (await query<{ url: string }>(url, "SELECT url FROM frontier WHERE state = 1 AND lease_owner = 'n3'")).map((r) => new URL(r.url).pathname);
+      const inFlight = (await pgQuery<{ url: string }>(url, "SELECT url FROM frontier WHERE state = 1 AND lease_owner = 'n3'")).map((r) => new URL(r.url).pathname);
       const total = HOSTS.length * PAGES;
       assert.ok(pagesOf(nginx.accessLog()).length < total, 'the crawl was not over at the kill');
 
       await until('the whole crawl', async () => {
-        const n = await query<{ open: string; records: string }>(url, "SELECT (SELECT count(*) FROM frontier WHERE state IN (0, 1)) AS open, (SELECT count(*) FROM records WHERE status = 'stored') AS records");
+        const n = await pgQuery<{ open: string; records: string }>(url, "SELECT (SELECT count(*) FROM frontier WHERE state IN (0, 1)) AS open, (SELECT count(*) FROM records WHERE status = 'stored') AS records");
         return Number(n[0]!.open) === 0 && Number(n[0]!.records) === total;
       }, 90_000);
       const log = pagesOf(nginx.accessLog());
@@ -153,8 +134,8 @@ describe('a multinode installation on PostgreSQL', { skip }, () => {
         assert.ok(switches <= 2, `${h} went from node to node ${switches} times: ${lines.map((l) => l.agent).join(' ')}`);
       }
       assert.ok(moved >= 1, 'some site of the dead node was finished by another node');
-      assert.deepEqual(await query(url, "SELECT site FROM trawl_site_routes WHERE node = 'n3'"), [], 'no site stays routed to the dead node');
-      const routed = await query<{ node: string; n: string }>(url, 'SELECT node, count(*) AS n FROM trawl_site_routes GROUP BY node ORDER BY node');
+      assert.deepEqual(await pgQuery(url, "SELECT site FROM trawl_site_routes WHERE node = 'n3'"), [], 'no site stays routed to the dead node');
+      const routed = await pgQuery<{ node: string; n: string }>(url, 'SELECT node, count(*) AS n FROM trawl_site_routes GROUP BY node ORDER BY node');
       t.diagnostic(`routes at the end: ${routed.map((r) => `${r.node} ${r.n}`).join(', ')}; ${inFlight.length} in flight on n3 at the kill, ${twice.length} refetched`);
     } finally {
       for (const d of daemons.values()) {

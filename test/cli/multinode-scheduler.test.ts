@@ -8,12 +8,11 @@ import { once } from 'node:events';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe, TRAWL_BIN } from '../support/daemon.ts';
 import { startNginxHosts } from '../support/nginx-hosts.ts';
-import { freePort } from '../support/ports.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { freePort, until } from '../support/ports.ts';
+import { pgQuery, startPostgres, type PostgresServer } from '../support/postgres.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 
 const dir = tempDir('trawl-multinode-rpc-');
@@ -45,24 +44,6 @@ function sites(port: number): Record<string, Record<string, string>> {
     out[h] = pages;
   });
   return out;
-}
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
-
-async function until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /**
@@ -124,9 +105,9 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       // A node that joins while the crawl runs takes a share of the sites.
       await start('n2', '127.0.35.3', ['--node', 'n2']);
       const N2 = addr.get('n2')!.rpc;
-      await until('n2 taking a share', async () => (await query(url, "SELECT 1 FROM trawl_site_routes WHERE node = 'n2'")).length >= 2, 30_000);
+      await until('n2 taking a share', async () => (await pgQuery(url, "SELECT 1 FROM trawl_site_routes WHERE node = 'n2'")).length >= 2, 30_000);
 
-      const routeNow = async (): Promise<string | undefined> => (await query<{ node: string }>(url, 'SELECT node FROM trawl_site_routes WHERE site = $1', [nginx.origin(HOSTS[5]!)]))[0]?.node;
+      const routeNow = async (): Promise<string | undefined> => (await pgQuery<{ node: string }>(url, 'SELECT node FROM trawl_site_routes WHERE site = $1', [nginx.origin(HOSTS[5]!)]))[0]?.node;
       const routedBefore = await routeNow();
       const byRole = rpc({ S, N1, N2 }, {
         sMulti: 'S.IsMultiNodeScheduler()', n1Multi: 'N1.IsMultiNodeScheduler()',
@@ -163,17 +144,17 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       assert.deepEqual([byRole.n1Level, byRole.n2Level], [0x04 | 0x08 | 0x10, 0x04 | 0x08 | 0x10]);
 
       await until('the whole crawl', async () => {
-        const n = await query<{ open: string; records: string }>(url, "SELECT (SELECT count(*) FROM frontier WHERE state IN (0, 1)) AS open, (SELECT count(*) FROM records WHERE status = 'stored') AS records");
+        const n = await pgQuery<{ open: string; records: string }>(url, "SELECT (SELECT count(*) FROM frontier WHERE state IN (0, 1)) AS open, (SELECT count(*) FROM records WHERE status = 'stored') AS records");
         return Number(n[0]!.open) === 0 && Number(n[0]!.records) === HOSTS.length * (PAGES + 1);
       }, 90_000).catch(async (err: unknown) => {
-        const open = await query(url, "SELECT f.url, f.state, f.lease_owner, r.node FROM frontier f LEFT JOIN trawl_site_routes r ON r.site = f.site WHERE f.state IN (0, 1) LIMIT 20");
-        const routes = await query(url, 'SELECT site, cluster, node, free_at_ms FROM trawl_site_routes ORDER BY site');
+        const open = await pgQuery(url, "SELECT f.url, f.state, f.lease_owner, r.node FROM frontier f LEFT JOIN trawl_site_routes r ON r.site = f.site WHERE f.state IN (0, 1) LIMIT 20");
+        const routes = await pgQuery(url, 'SELECT site, cluster, node, free_at_ms FROM trawl_site_routes ORDER BY site');
         throw new Error(`${(err as Error).message}; open: ${JSON.stringify(open)}; routes: ${JSON.stringify(routes)}`);
       });
       const log = nginx.accessLog().filter((l) => l.path !== '/robots.txt');
       for (const h of HOSTS) assert.equal(new Set(log.filter((l) => l.host === h).map((l) => l.path)).size, PAGES + 1, h);
       // site_clusters: the group's sites are routed to one node, and each was fetched by one node at a time.
-      const clusterNodes = await query<{ node: string }>(url, 'SELECT DISTINCT node FROM trawl_site_routes WHERE site = ANY($1::text[])', [CLUSTER.map((h) => nginx.origin(h))]);
+      const clusterNodes = await pgQuery<{ node: string }>(url, 'SELECT DISTINCT node FROM trawl_site_routes WHERE site = ANY($1::text[])', [CLUSTER.map((h) => nginx.origin(h))]);
       assert.equal(clusterNodes.length, 1, `the cluster is on ${clusterNodes.map((r) => r.node).join(', ')}`);
       // Within the cluster, each site's fetches by one node, then (after a move) by the other: never interleaved.
       for (const h of CLUSTER) {
@@ -220,11 +201,11 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       assert.deepEqual(suspended, { s: [1, 'collection domains suspended'], n1: 'suspended', n2: 'suspended' });
       const added = rpc({ S }, { a: `S.AddURIs("domains", 0, ${JSON.stringify(named)})` });
       assert.equal((added.a as [number, string])[0], 1, JSON.stringify(added));
-      await until('the named sites routed', async () => (await query(url, "SELECT 1 FROM trawl_site_routes WHERE collection = 'domains'")).length === named.length, 30_000)
+      await until('the named sites routed', async () => (await pgQuery(url, "SELECT 1 FROM trawl_site_routes WHERE collection = 'domains'")).length === named.length, 30_000)
         .catch(async (err: unknown) => {
-          throw new Error(`${(err as Error).message}: ${JSON.stringify(added)} ${JSON.stringify(await query(url, "SELECT url, state, site FROM frontier WHERE collection = 'domains'"))} ${JSON.stringify(await query(url, "SELECT * FROM trawl_site_routes WHERE collection = 'domains'"))}`);
+          throw new Error(`${(err as Error).message}: ${JSON.stringify(added)} ${JSON.stringify(await pgQuery(url, "SELECT url, state, site FROM frontier WHERE collection = 'domains'"))} ${JSON.stringify(await pgQuery(url, "SELECT * FROM trawl_site_routes WHERE collection = 'domains'"))}`);
         });
-      const routes = await query<{ site: string; node: string }>(url, "SELECT site, node FROM trawl_site_routes WHERE collection = 'domains'");
+      const routes = await pgQuery<{ site: string; node: string }>(url, "SELECT site, node FROM trawl_site_routes WHERE collection = 'domains'");
       for (const d of DOMAINS) {
         const nodes = new Set(routes.filter((r) => r.site.endsWith(`.${d}.test:80`) || r.site.endsWith(`.${d}.test`)).map((r) => r.node));
         assert.equal(nodes.size, 1, `${d}.test on ${[...nodes].join(', ')}: ${JSON.stringify(routes)}`);
@@ -234,7 +215,7 @@ describe('the multinode scheduler and its nodes', { skip }, () => {
       assert.deepEqual(rpc({ S }, { d: 'S.CollectionDelete("domains", 0)' }).d, [1, 'collection domains is being deleted']);
       await until('the collection gone everywhere', async () => {
         const l = rpc({ S, N1, N2 }, { s: 'S.CollectionGetList()', n1: 'N1.CollectionGetList()', n2: 'N2.CollectionGetList()' });
-        const rows = await query(url, "SELECT 1 FROM frontier WHERE collection = 'domains' UNION ALL SELECT 1 FROM collections WHERE name = 'domains'");
+        const rows = await pgQuery(url, "SELECT 1 FROM frontier WHERE collection = 'domains' UNION ALL SELECT 1 FROM collections WHERE name = 'domains'");
         return rows.length === 0 && [l.s, l.n1, l.n2].every((x) => JSON.stringify(x) === '["multi"]');
       }, 30_000);
       t.diagnostic(`downloaded: n1 ${cur('n1').Downloaded}, n2 ${cur('n2').Downloaded}; forwarded ${cur('s').NodeSchedulerFwd}`);

@@ -24,3 +24,12 @@ export function canConnect(host: string, port: number): Promise<boolean> {
     c.once('error', () => resolve(false));
   });
 }
+
+/** Waits until `check` holds, looking every 200 ms; throws naming `what` after `ms`. */
+export async function until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

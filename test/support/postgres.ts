@@ -118,3 +118,14 @@ function uidGid(name: string): [number, number] {
   const f = line.split(':');
   return [Number(f[2]), Number(f[3])];
 }
+
+/** One query on a connection of its own (a test reading what the nodes wrote). */
+export async function pgQuery<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(sql, values)).rows;
+  } finally {
+    await c.end();
+  }
+}
