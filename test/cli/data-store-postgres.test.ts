@@ -2,7 +2,6 @@
 // the records from PostgreSQL, the documents and event logs from the data directory. The real CLI, a fixture
 // site on loopback and a PostgreSQL server of the test's own.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -11,9 +10,8 @@ import { tempDir } from '../support/crawl-harness.ts';
 import { generatedSite, generatedSiteExpected, startFixtureSite } from '../support/fixture-site.ts';
 import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
-import { ROOT } from '../helpers.ts';
+import { runTrawl, type TrawlRun } from '../support/trawl-cli.ts';
 
-const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-data-pg-');
 const skip = skipUnless(TOOLS.postgres);
 const server: PostgresServer | undefined = skip ? undefined : await startPostgres();
@@ -22,20 +20,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function trawl(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
-}
+/** The CLI, given two minutes: a crawl on a cluster that starts with the test may be slow. */
+const trawl = (args: string[]): Promise<TrawlRun> => runTrawl(args, { timeoutMs: 120_000 });
 
 const HOST = '127.0.12.41';
 const SITE = { hosts: [HOST], pagesPerHost: 12, linksPerPage: 3, seed: 41 };

@@ -16,6 +16,7 @@ import { generatedSite, generatedSiteExpected, startFixtureSite } from '../suppo
 import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { ROOT } from '../helpers.ts';
+import { runTrawl, type TrawlRun } from '../support/trawl-cli.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
 const dir = tempDir('trawl-store-pg-');
@@ -26,20 +27,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function trawl(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
-}
+/** The CLI, given two minutes: a crawl on a cluster that starts with the test may be slow. */
+const trawl = (args: string[]): Promise<TrawlRun> => runTrawl(args, { timeoutMs: 120_000 });
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: url });
