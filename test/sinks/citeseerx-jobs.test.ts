@@ -9,13 +9,12 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { hash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { heritrixStatus, statusToReport } from '../../src/core/heritrix-status.ts';
-import { readXmlTree } from '../../src/core/xml.ts';
 import { readCsxHeritrix } from '../../src/config/csx-heritrix.ts';
 import { resolveSettings } from '../../src/config/effective.ts';
 import { SubmissionConsumer, SubmissionRefused } from '../../src/service/submission-consumer.ts';
@@ -29,6 +28,7 @@ import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { freePort } from '../support/ports.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
+import { listFiles, readCrawlData } from '../support/repository-files.ts';
 
 const sha1 = (b: Uint8Array | string): string => hash('sha1', b, 'hex');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -36,17 +36,6 @@ const BROKER_HOST = '127.0.43.9';
 const INGEST = 'csx.ingestion.documentsToIngest';
 const STATUS = 'csx.ingestion.statusUpdates';
 const SUBMIT = 'csx.ingestion.newSubmissions';
-
-function readCrawlData(path: string): Record<string, string> {
-  const doc = readXmlTree(readFileSync(path), { file: path, malformedCode: 'TRAWL_ERR_IO', doctypeCode: 'TRAWL_ERR_IO', encodingCode: 'TRAWL_ERR_IO' });
-  assert.equal(doc.name, 'CrawlData');
-  return Object.fromEntries(doc.children.map((c) => [c.name, c.text]));
-}
-
-function listFiles(dir: string, prefix = ''): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? listFiles(join(dir, n), `${prefix}${n}/`) : [`${prefix}${n}`])).sort();
-}
 
 describe('submitted jobs and status codes, without a broker', () => {
   it('reads a URL Submission Message (JID, URL one a line, DESC) and refuses one without JID or with a bad URL', () => {

@@ -5,11 +5,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { hash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { readXmlTree } from '../../src/core/xml.ts';
 import { crawlDataXml, javaDateString } from '../../src/sinks/crawl-data.ts';
 import { longPath, mirrorPath, safeName } from '../../src/sinks/repository-layout.ts';
 import { brokerAddress, mapMessageXml, StompProducer } from '../../src/sinks/stomp-producer.ts';
@@ -26,6 +25,7 @@ import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { freePort } from '../support/ports.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
+import { listFiles, readCrawlData } from '../support/repository-files.ts';
 
 const BIN = join(ROOT, 'bin/trawl.js');
 
@@ -158,18 +158,6 @@ describe('repository layout', () => {
     assert.equal(mapMessageXml({ JID: 'j&<>', REPID: 'r' }), '<map><entry><string>JID</string><string>j&amp;&lt;&gt;</string></entry><entry><string>REPID</string><string>r</string></entry></map>');
   });
 });
-
-/** The elements of a CrawlData file, parsed as XML. */
-function readCrawlData(path: string): Record<string, string> {
-  const doc = readXmlTree(readFileSync(path), { file: path, malformedCode: 'TRAWL_ERR_IO', doctypeCode: 'TRAWL_ERR_IO', encodingCode: 'TRAWL_ERR_IO' });
-  assert.equal(doc.name, 'CrawlData');
-  return Object.fromEntries(doc.children.map((c) => [c.name, c.text]));
-}
-
-function listFiles(dir: string, prefix = ''): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? listFiles(join(dir, n), `${prefix}${n}/`) : [`${prefix}${n}`])).sort();
-}
 
 const PDF1 = new TextEncoder().encode('%PDF-1.4 first paper\n%%EOF\n');
 const PDF2 = new TextEncoder().encode('%PDF-1.4 second paper, linked with a query\n%%EOF\n');
