@@ -21,7 +21,7 @@ export interface TrawlRunOptions {
   readonly timeoutMs?: number;
   /** Added to this process's environment. */
   readonly env?: NodeJS.ProcessEnv;
-  /** Checked every 100 ms; once true, the process gets SIGINT, as Ctrl-C would send. */
+  /** Checked every 100 ms; once true, the process gets one SIGINT, as Ctrl-C would send (a second would force the stop). */
   readonly stopWhen?: () => boolean;
 }
 
@@ -32,7 +32,10 @@ export function runTrawl(args: readonly string[], o: TrawlRunOptions = {}): Prom
     let err = '';
     const kill = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 60_000);
     const poll = o.stopWhen ? setInterval(() => {
-      if (o.stopWhen!()) child.kill('SIGINT');
+      if (o.stopWhen!()) {
+        clearInterval(poll);
+        child.kill('SIGINT');
+      }
     }, 100) : undefined;
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
