@@ -32,7 +32,8 @@ import { listFiles, readCrawlData } from '../support/repository-files.ts';
 
 const sha1 = (b: Uint8Array | string): string => hash('sha1', b, 'hex');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const BROKER_HOST = '127.0.43.9';
+// Drawn at random so that two checkouts running this file at once do not take each other's STOMP port 61613.
+const BROKER_HOST = `127.0.45.${2 + Math.floor(Math.random() * 250)}`;
 const INGEST = 'csx.ingestion.documentsToIngest';
 const STATUS = 'csx.ingestion.statusUpdates';
 const SUBMIT = 'csx.ingestion.newSubmissions';

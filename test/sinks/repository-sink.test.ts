@@ -274,14 +274,18 @@ describe('trawl crawl into a CiteSeerX repository', () => {
 
 const NEEDS = skipUnless(TOOLS.activemq, TOOLS.java, TOOLS.javac);
 
+const BROKER_HOST = `127.0.44.${2 + Math.floor(Math.random() * 250)}`;
+const BROKER_HOST_RE = BROKER_HOST.replaceAll('.', '\\.');
+
 describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip: NEEDS }, () => {
   let broker: Broker;
   let consumer: JmsConsumer;
   let work: string;
   before(async () => {
     work = tempDir('trawl-jms-');
-    // STOMP on 61613 of an address of its own, so that the OpenWire URL maps onto it.
-    broker = await startBroker(join(work, 'broker'), { host: '127.0.41.9', stompPort: 61613 });
+    // STOMP on 61613 of an address of its own, so that the OpenWire URL maps onto it;
+    // the address is drawn at random so that two checkouts running this file at once do not collide.
+    broker = await startBroker(join(work, 'broker'), { host: BROKER_HOST, stompPort: 61613 });
     consumer = compileJmsConsumer(join(work, 'java'));
   });
   after(async () => {
@@ -329,7 +333,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       // The messages are persistent: they outlive a restart of the broker.
       await broker.stop();
       await broker.start();
-      assert.match(r.stderr, new RegExp(`trawl: warning: collection papers: trawl_sinks\\.csx\\.broker_url: tcp://127\\.0\\.41\\.9:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to 127\\.0\\.41\\.9:61613`));
+      assert.match(r.stderr, new RegExp(`trawl: warning: collection papers: trawl_sinks\\.csx\\.broker_url: tcp://${BROKER_HOST_RE}:${broker.openwirePort} is ActiveMQ's OpenWire protocol.*STOMP to ${BROKER_HOST_RE}:61613`));
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       assert.equal(got.length, 6, JSON.stringify(got));
       for (const m of got) {
@@ -367,7 +371,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       // trawl crawl applies the whole file but the submissions channel, which only trawl serve consumes.
       assert.match(r.stderr, new RegExp(`trawl: warning: ${csxFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /serviceConfiguration/edu/psu/citeseerx/heritrix/jms/newSubmissionsChannel: not applied by trawl crawl`));
       assert.doesNotMatch(r.stderr, /autoSave|ConfigurationManager|documentsToIngest\]|hubLinkIndicator|statusUpdate|submissionProfile|queue\[/);
-      assert.match(r.stderr, /trawl_sinks\.citeseerx\.broker_url: tcp:\/\/127\.0\.41\.9:61616 is ActiveMQ's OpenWire protocol/);
+      assert.match(r.stderr, new RegExp(`trawl_sinks\\.citeseerx\\.broker_url: tcp://${BROKER_HOST_RE}:61616 is ActiveMQ's OpenWire protocol`));
       const got = await consumer.consume(broker.openwireUrl, QUEUE, -1, 3000);
       // As the User Submission profile writes: the PDFs (the profile's .*(\.(pdf))(\.(gz))?) as articles, and the page
       // linking papers (hubLinkIndicator .*(\.(pdf))(\.(g?z))?) as a hub; the start page, get.php and the .ps.gz are not written.
@@ -403,7 +407,7 @@ describe('trawl crawl announcing to ActiveMQ, read by a Java JMS client', { skip
       await broker.stop();
       const down = await trawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', '--json', '--feed-timeout', '2', cfg]);
       assert.equal(down.status, 3, down.stderr);
-      assert.match(down.stderr, /jms sink csx: stomp:\/\/127\.0\.41\.9:61613: /);
+      assert.match(down.stderr, new RegExp(`jms sink csx: stomp://${BROKER_HOST_RE}:61613: `));
       // The files are written (the batch writes them before it sends), but nothing was announced.
       assert.equal(existsSync(join(repo, `127.0.41.4%3A${h.port}/index.html.met`)), true);
       await broker.start();
