@@ -39,7 +39,9 @@ export interface RenderSettings {
 export interface DependencyRequest {
   readonly url: string;
   readonly method: string;
-  readonly postData: string | null;
+  /** The request body as the page sent it (bytes), and its Content-Type. */
+  readonly postData: Uint8Array | null;
+  readonly contentType: string | undefined;
   readonly resourceType: string;
 }
 
@@ -355,7 +357,7 @@ export class Renderer {
     }
     state.inFlight++;
     try {
-      const a = await state.job.dependency({ url: req.url(), method: req.method(), postData: req.postData(), resourceType: req.resourceType() });
+      const a = await state.job.dependency({ url: req.url(), method: req.method(), postData: req.postDataBuffer(), contentType: req.headers()['content-type'], resourceType: req.resourceType() });
       if (a.kind === 'response') await route.fulfill({ status: a.status, headers: a.headers, body: asBuffer(a.body) });
       else await route.abort('blockedbyclient');
     } catch {
