@@ -545,12 +545,12 @@ const TRAWL_RENDER = section({
   name: 'trawl_render', key: 'render', honoured: 'full', meaning: 'JavaScript rendering (use_javascript): the browser, its pool of contexts and the bounds on each page.', spec: X, sections: [],
   attribs: [
     attrib({ name: 'browser', key: 'browser', honoured: 'full', type: 'string', default: '/usr/bin/chromium', meaning: 'The Chromium executable (Debian package chromium); never downloaded. Started only when a collection sets use_javascript.', spec: X }),
-    attrib({ name: 'contexts', key: 'contexts', honoured: 'full', type: 'integer', default: 2, min: 1, max: 64, meaning: 'Pages rendered at once: the fixed pool of browser contexts (2 fits 2 cores).', spec: X }),
-    attrib({ name: 'page_timeout', key: 'pageTimeoutS', honoured: 'full', type: 'integer', default: 30, min: 1, unit: 's', meaning: 'Longest time a page may take to render, its dependencies included; past it the render fails (retried once, then skipped with js).', spec: X }),
+    attrib({ name: 'contexts', key: 'contexts', honoured: 'full', type: 'integer', default: 2, min: 1, max: 64, meaning: 'Pages of the collection rendered at once: its fixed pool of contexts in the process\'s one browser, shared with the other collections that render (2 fits 2 cores).', spec: X }),
+    attrib({ name: 'page_timeout', key: 'pageTimeoutS', honoured: 'full', type: 'integer', default: 30, min: 1, unit: 's', meaning: 'Longest time a page may take to render, its dependencies included; past it the render fails (the URI queued again once in the cycle, then skipped with js).', spec: X }),
     attrib({ name: 'network_idle', key: 'networkIdleMs', honoured: 'full', type: 'integer', default: 500, min: 0, unit: 'ms', meaning: 'A page is rendered once it has loaded and no request of its own has been under way for this long.', spec: X }),
     attrib({ name: 'page_memory', key: 'pageMemoryMb', honoured: 'full', type: 'integer', default: 256, min: 16, unit: 'MiB', meaning: 'JavaScript heap of one page at most: a page that needs more crashes its renderer, and fails.', spec: X }),
-    attrib({ name: 'total_memory', key: 'totalMemoryMb', honoured: 'full', type: 'integer', default: 1536, min: 64, unit: 'MiB', meaning: 'Resident memory of the browser and all its processes at most: above it the browser is restarted once the pages under way are done.', spec: X }),
-    attrib({ name: 'restart_after', key: 'restartAfter', honoured: 'full', type: 'integer', default: 200, min: 1, meaning: 'Pages rendered by one browser process before it is restarted.', spec: X }),
+    attrib({ name: 'total_memory', key: 'totalMemoryMb', honoured: 'full', type: 'integer', default: 1536, min: 64, unit: 'MiB', meaning: 'Resident memory of trawl\'s browser processes at most: above it the browser is restarted (new pages get a new one; the old one closes once its pages under way are done).', spec: X }),
+    attrib({ name: 'restart_after', key: 'restartAfter', honoured: 'full', type: 'integer', default: 200, min: 1, meaning: 'Pages rendered by one browser process (of every collection sharing it) before it is restarted; its pages under way finish first.', spec: X }),
   ],
 });
 

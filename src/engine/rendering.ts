@@ -114,7 +114,8 @@ export class Rendering {
       const sent = await this.pace(url.host, ctx);
       const o = await fetcher.fetch({
         url, headers, acceptCompression: settings.acceptCompression && settings.useHttp11, http10: !settings.useHttp11, limits,
-        ...(req.method === 'POST' && hop === 0 ? { postBody: req.postData ?? '' } : {}),
+        // The page's own body bytes and Content-Type (JSON, text, form, binary), not post_payload's form encoding.
+        ...(req.method === 'POST' && hop === 0 ? { postBody: req.postData ?? new Uint8Array(0), postContentType: req.contentType } : {}),
         ...(this.p.proxyFor ? { proxy: this.p.proxyFor(ctx.uri.sub) } : {}),
         referer: ctx.uri.url,
         signal: this.p.signal,

@@ -43,8 +43,10 @@ export interface FetchRequest {
   readonly ifNoneMatch?: string;
   readonly ifModifiedSince?: string;
   readonly limits: FetchLimits;
-  /** A POST body (post_payload), sent as application/x-www-form-urlencoded. */
-  readonly postBody?: string;
+  /** A POST body (post_payload, a rendered page's request), sent as `postContentType`. */
+  readonly postBody?: string | Uint8Array;
+  /** The POST body's Content-Type; application/x-www-form-urlencoded when absent (post_payload). */
+  readonly postContentType?: string | undefined;
   /** The proxies to send it through (proxy, per collection or sub-collection); absent: straight to the site. */
   readonly proxy?: ProxySet | undefined;
   /** The page the URI was found on, sent as Referer (trawl_http send_referer). */

@@ -45,7 +45,7 @@ export class FetchCall {
   /** The request headers by lower-case name: a copy of the request's, which interceptors add to. */
   readonly headers: Record<string, string>;
   /** The request body (with method POST). */
-  body: string | undefined = undefined;
+  body: string | Uint8Array | undefined = undefined;
   /** The checked address the connection goes to (the egress interceptor's), reported with the response. */
   address: string | undefined = undefined;
   /** Where the request is dispatched: the fetcher's agent, unless an interceptor (a proxy) puts another. */

@@ -2,15 +2,19 @@
  * JavaScript rendering (use_javascript): Debian's Chromium, driven by
  * playwright-core, started only when the first page needs it.
  *
- *   render(job) ─► a place in the pool (trawl_render contexts) ─► the browser (launched lazily)
+ *   render(job) ─► a place in this collection's pool (trawl_render contexts)
+ *               ─► the process's browser (browser-host.ts: one Chromium shared by every collection
+ *                  that renders, launched by the first page that needs it)
  *               ─► a context of the pool (made once per browser process: WebSockets refused,
  *                  history.pushState recorded, every request routed: the main document is the
  *                  response trawl already fetched; any other goes to `job.dependency`, trawl's
  *                  fetcher and rules) with its one page, which navigates from page to page
  *               ─► load, then network idle (no request of the page's own for network_idle ms),
  *                  all within page_timeout ─► the rendered HTML and the URLs pushed
- *               ─► the context back in the pool (closed instead when its page failed); the browser restarted after restart_after pages,
- *                  above total_memory (once the pages under way are done), or when it died
+ *               ─► the context back in the pool (closed instead when its page failed); after restart_after
+ *                  pages of the browser, above total_memory, or when a renderer crashed, the browser is
+ *                  retired: new pages get a new one, and the old one closes when its last page under way
+ *                  (of any collection) ends; a browser that died is replaced by the next page
  *
  * The browser itself reaches no network: every request is answered by the
  * route handler, and its own connections (a preconnect, a prefetch) go to a
@@ -22,6 +26,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { trawlError } from '../core/errors.ts';
+import { browserHost, type BrowserGeneration, type BrowserHost } from './browser-host.ts';
 
 export interface RenderSettings {
   /** The Chromium executable. */
@@ -39,7 +44,9 @@ export interface RenderSettings {
 export interface DependencyRequest {
   readonly url: string;
   readonly method: string;
-  readonly postData: string | null;
+  /** The request body as the page sent it (bytes), and its Content-Type. */
+  readonly postData: Uint8Array | null;
+  readonly contentType: string | undefined;
   readonly resourceType: string;
 }
 
@@ -164,22 +171,21 @@ export function browserRssBytes(root = process.pid): number {
 export class Renderer {
   readonly counters: RendererCounters = { pages: 0, failures: 0, launches: 0, restarts: 0, webSockets: 0 };
   private readonly s: RenderSettings;
-  private browser: Promise<Browser> | undefined;
-  private pagesOnBrowser = 0;
+  /** The process's browser, shared with the other collections that render (browser-host.ts). */
+  private readonly host: BrowserHost;
+  private attached = false;
   private active = 0;
-  private restartWanted = false;
-  private restarting: Promise<void> | undefined;
   private readonly waiting: Array<() => void> = [];
   private closed = false;
   private lastMemoryCheckMs = 0;
-  /** The pool's contexts not in use, of the browser process `browserOf`. */
-  private idleContexts: Array<{ readonly context: BrowserContext; readonly page: Page }> = [];
-  private browserOf: Browser | undefined;
+  /** This collection's contexts not in use, each of the browser generation it was made in. */
+  private idleContexts: Array<{ readonly gen: BrowserGeneration; readonly context: BrowserContext; readonly page: Page }> = [];
   /** The pages being rendered, for the route handler. */
   private readonly pages = new Map<Page, PageState>();
 
   constructor(s: RenderSettings) {
     this.s = s;
+    this.host = browserHost({ executable: s.browser, args: [...CHROMIUM_FLAGS, `--js-flags=--max-old-space-size=${s.pageMemoryMb}`] });
   }
 
   /** Throws TRAWL_ERR_RENDER_BROWSER, naming the package, when the executable is not there. */
@@ -191,36 +197,48 @@ export class Renderer {
   async render(job: RenderJob): Promise<RenderResult> {
     await this.acquire();
     const started = Date.now();
+    let gen: BrowserGeneration | undefined;
     try {
       if (this.closed) return { ok: false, reason: 'the crawl is stopping' };
-      let browser: Browser;
+      if (!this.attached) {
+        this.attached = true;
+        this.host.attach();
+      }
       try {
-        browser = await this.ensureBrowser();
+        const b = await this.host.begin();
+        gen = b.gen;
+        if (b.launched) this.counters.launches++;
       } catch (err) {
         this.counters.failures++;
         return { ok: false, reason: (err as Error).message };
       }
-      const r = await this.renderOn(browser, job, started);
+      const r = await this.renderOn(gen, job, started);
       if (r.ok) this.counters.pages++;
       else this.counters.failures++;
-      if (++this.pagesOnBrowser >= this.s.restartAfter) this.wantRestart();
-      this.checkMemory();
+      if (gen.pages >= this.s.restartAfter) this.restart(gen);
+      this.checkMemory(gen);
       return r;
     } finally {
+      if (gen) this.host.end(gen);
       this.release();
     }
   }
 
-  /** Closes the browser; renders after this fail at once. */
+  /** Closes this collection's contexts; the browser closes with the last collection that renders. Renders after this fail at once. */
   async close(): Promise<void> {
     this.closed = true;
     this.wakeAll();
-    await this.restarting;
-    await this.closeBrowser();
+    const idle = this.idleContexts;
+    this.idleContexts = [];
+    await Promise.all(idle.map((c) => withinMs(c.context.close(), 5_000)));
+    if (this.attached) {
+      this.attached = false;
+      await this.host.detach();
+    }
   }
 
   private acquire(): Promise<void> {
-    if (this.active < this.s.contexts && !this.restartWanted && this.restarting === undefined) {
+    if (this.active < this.s.contexts) {
       this.active++;
       return Promise.resolve();
     }
@@ -234,80 +252,28 @@ export class Renderer {
 
   private release(): void {
     this.active--;
-    if (this.restartWanted && this.active === 0 && this.restarting === undefined) {
-      this.restartWanted = false;
-      this.counters.restarts++;
-      this.restarting = this.closeBrowser().finally(() => {
-        this.restarting = undefined;
-        this.wakeAll();
-      });
-      return;
-    }
     this.wakeAll();
   }
 
   private wakeAll(): void {
-    while (this.waiting.length > 0 && (this.closed || (this.active < this.s.contexts && !this.restartWanted && this.restarting === undefined))) this.waiting.shift()!();
+    while (this.waiting.length > 0 && (this.closed || this.active < this.s.contexts)) this.waiting.shift()!();
   }
 
-  private wantRestart(): void {
-    this.restartWanted = true;
+  /**
+   * restart_after, total_memory or a crashed renderer: the browser's next
+   * pages go to a new one; this one closes when its last page under way
+   * (of any collection) ends.
+   */
+  private restart(gen: BrowserGeneration): void {
+    if (this.host.retire(gen)) this.counters.restarts++;
   }
 
   /** total_memory: the browser's processes' resident memory, read at most every 2 s. */
-  private checkMemory(): void {
+  private checkMemory(gen: BrowserGeneration): void {
     const now = Date.now();
     if (now - this.lastMemoryCheckMs < 2000) return;
     this.lastMemoryCheckMs = now;
-    if (browserRssBytes() > this.s.totalMemoryMb * 1024 * 1024) this.wantRestart();
-  }
-
-  private ensureBrowser(): Promise<Browser> {
-    if (this.browser) return this.browser;
-    const launching = this.launch();
-    this.browser = launching;
-    launching.catch(() => {
-      if (this.browser === launching) this.browser = undefined;
-    });
-    return launching;
-  }
-
-  private async launch(): Promise<Browser> {
-    const { chromium } = await import('playwright-core');
-    this.counters.launches++;
-    this.pagesOnBrowser = 0;
-    // chromium.launch gives every browser process a fresh profile of its own, removed when it closes.
-    let browser: Browser;
-    try {
-      browser = await chromium.launch({
-        executablePath: this.s.browser, headless: true, timeout: 60_000,
-        args: [...CHROMIUM_FLAGS, `--js-flags=--max-old-space-size=${this.s.pageMemoryMb}`],
-        handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
-      });
-    } catch (err) {
-      throw trawlError('RENDER_LAUNCH', { path: this.s.browser, why: ((err as Error).message ?? String(err)).split('\n')[0] ?? '' });
-    }
-    this.browserOf = browser;
-    this.idleContexts = [];
-    browser.on('disconnected', () => {
-      // Crashed or killed: the next page starts another browser.
-      const current = this.browser;
-      if (current !== undefined) void current.then((b) => {
-        if (b === browser && this.browser === current) this.browser = undefined;
-      }, () => undefined);
-    });
-    return browser;
-  }
-
-  private async closeBrowser(): Promise<void> {
-    const b = this.browser;
-    this.browser = undefined;
-    this.browserOf = undefined;
-    this.idleContexts = [];
-    if (!b) return;
-    const browser = await b.catch(() => undefined);
-    if (!browser) return;
-    await Promise.race([browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    if (browserRssBytes() > this.s.totalMemoryMb * 1024 * 1024) this.restart(gen);
   }
 
   /**
@@ -355,7 +321,7 @@ export class Renderer {
     }
     state.inFlight++;
     try {
-      const a = await state.job.dependency({ url: req.url(), method: req.method(), postData: req.postData(), resourceType: req.resourceType() });
+      const a = await state.job.dependency({ url: req.url(), method: req.method(), postData: req.postDataBuffer(), contentType: req.headers()['content-type'], resourceType: req.resourceType() });
       if (a.kind === 'response') await route.fulfill({ status: a.status, headers: a.headers, body: asBuffer(a.body) });
       else await route.abort('blockedbyclient');
     } catch {
@@ -366,7 +332,18 @@ export class Renderer {
     }
   }
 
-  private async renderOn(browser: Browser, job: RenderJob, started: number): Promise<RenderResult> {
+  /** An idle context of `gen`; those of a retired browser are closed (they would keep it open). */
+  private idleSlot(gen: BrowserGeneration): { readonly context: BrowserContext; readonly page: Page } | undefined {
+    const stale = this.idleContexts.filter((c) => c.gen !== gen);
+    if (stale.length > 0) {
+      this.idleContexts = this.idleContexts.filter((c) => c.gen === gen);
+      for (const c of stale) void withinMs(c.context.close(), 5_000);
+    }
+    return this.idleContexts.pop();
+  }
+
+  private async renderOn(gen: BrowserGeneration, job: RenderJob, started: number): Promise<RenderResult> {
+    const browser = gen.browser;
     let context: BrowserContext | undefined;
     let page: Page | undefined;
     let failed: ((e: Error) => void) | undefined;
@@ -381,7 +358,7 @@ export class Renderer {
     let crashListener: (() => void) | undefined;
     try {
       // A context of the pool with its page, reused: the next page is a navigation of the same tab.
-      const slot = this.idleContexts.pop();
+      const slot = this.idleSlot(gen);
       context = slot?.context ?? await Promise.race([this.newContext(browser), failure]);
       page = slot?.page ?? await Promise.race([context.newPage(), failure]);
       const state: PageState = { job, mainServed: false, inFlight: 0, lastDoneMs: Date.now(), navigations: [] };
@@ -410,22 +387,27 @@ export class Renderer {
         if (!browser.isConnected()) return { ok: false, reason: `the browser stopped: ${msg}` };
         return { ok: false, reason: `render failed: ${msg}` };
       }
-      if (/renderer crashed|browser stopped/.test(err.message)) this.wantRestart();
+      if (/renderer crashed|browser stopped/.test(err.message)) this.restart(gen);
       return { ok: false, reason: err.message };
     } finally {
       clearTimeout(timer);
       browser.off('disconnected', onDisconnect);
       crashListener?.();
       if (page) this.pages.delete(page);
-      if (reusable && context && page && browser.isConnected() && this.browserOf === browser) {
-        this.idleContexts.push({ context, page });
+      if (reusable && context && page && browser.isConnected() && !gen.retired && !this.closed) {
+        this.idleContexts.push({ gen, context, page });
       } else if (context) {
         // A page stuck in a loop is closed with its context and renderer; if even that hangs, the browser goes.
         const closedInTime = await Promise.race([context.close().then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref())]);
-        if (!closedInTime) this.wantRestart();
+        if (!closedInTime) this.restart(gen);
       }
     }
   }
+}
+
+/** Waits for `p` (never rejecting) at most `ms`. */
+function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
+  return Promise.race([p.then(() => undefined, () => undefined), new Promise<void>((r) => setTimeout(r, ms).unref())]);
 }
 
 function asBuffer(b: Uint8Array): Buffer {

@@ -9,7 +9,7 @@ export interface Reached {
   readonly method: string;
   readonly path: string;
   readonly headers: Record<string, string>;
-  readonly body: string | undefined;
+  readonly body: string | Uint8Array | undefined;
   readonly address: string | undefined;
 }
 

@@ -10,7 +10,9 @@ import type { PageContext, PageOutcome, PageStage } from './page-context.ts';
  * the rendered DOM and the URLs the script pushed, beside the original's;
  * with javascript_keep_html the rendered HTML is the document checksummed,
  * stored and fed. A render that fails (page_timeout, page_memory, a crash)
- * is tried once more, then the page is skipped with js. Only in the
+ * sends the URI back to the end of its site's queue (retries + 1 in the
+ * frontier, so a restart keeps the count); when a URI already retried in
+ * this cycle fails, it is skipped with js. Only in the
  * pipeline when some collection or sub-collection sets use_javascript.
  */
 export class RenderStage implements PageStage {
@@ -33,17 +35,19 @@ export class RenderStage implements PageStage {
   private async render(ctx: PageContext): Promise<PageOutcome | undefined> {
     const env = this.env;
     const c = this.rendering.counters;
-    let r = await this.rendering.render(ctx);
-    if (!r.ok && !this.stopping()) {
-      c.retried++;
-      env.events.emit({ type: 'fetch', url: ctx.uri.url, message: `render failed, trying once more: ${r.reason}` });
-      r = await this.rendering.render(ctx);
-    }
+    const r = await this.rendering.render(ctx);
     if (!r.ok) {
       // Stopping: the page is fetched again by the next run, not skipped.
       if (this.stopping()) return { kind: 'failed', action: 'retry', httpStatus: undefined, code: undefined, reason: `the crawl stopped while the page was rendered: ${r.reason}`, errorCount: ctx.previous?.errorCount ?? 0 };
+      // The first failure in this cycle: back to the end of the site's queue, the attempt counted in the
+      // frontier (retries, kept across a restart); the site's other pages are fetched meanwhile.
+      if (ctx.uri.retries === 0) {
+        c.retried++;
+        env.events.emit({ type: 'fetch', url: ctx.uri.url, message: `render failed, queued to be tried once more later in this cycle: ${r.reason}` });
+        return { kind: 'failed', action: 'retry', httpStatus: undefined, code: undefined, reason: `render failed: ${r.reason}`, errorCount: ctx.previous?.errorCount ?? 0 };
+      }
       c.skipped++;
-      return { kind: 'skipped', code: 'js', reason: `not rendered, twice: ${r.reason}` };
+      return { kind: 'skipped', code: 'js', reason: `not rendered, the second time in this cycle: ${r.reason}` };
     }
     c.rendered++;
     const html = Buffer.from(r.html, 'utf8');

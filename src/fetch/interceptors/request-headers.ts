@@ -1,6 +1,6 @@
 /**
- * The request as the collection's protocol settings make it: the method and
- * body of a POST (post_payload), Accept-Encoding (accept_compression) and
+ * The request as the collection's protocol settings make it: the method,
+ * body and content type of a POST (post_payload, or a rendered page's own), Accept-Encoding (accept_compression) and
  * HTTP/1.0 mode (use_http_1_1 off: no keep-alive, no compression), and the
  * Referer (the page the URI was found on, when trawl_http send_referer). The
  * configured header lines (User-Agent and the rest of `headers`) come with
@@ -22,7 +22,7 @@ export const requestHeaders: FetchInterceptor = (next) => (call) => {
   if (req.postBody !== undefined) {
     call.method = 'POST';
     call.body = req.postBody;
-    headers['content-type'] = 'application/x-www-form-urlencoded';
+    headers['content-type'] = req.postContentType ?? 'application/x-www-form-urlencoded';
   }
   return next(call);
 };

@@ -49,25 +49,38 @@ describe('render stage', () => {
     assert.equal(r.calls, 0);
   });
 
-  it('tries a failed render once more, then skips the page with js and the reason', async () => {
+  it('sends a URI whose render failed back to the queue, the first time in the cycle; one already retried is skipped with js and the reason', async () => {
     const t = testCycle({ body: JS });
     const r = fakeRendering([{ ok: false, reason: 'the renderer crashed' }]);
-    const ctx = pageContext(t, url, response(200, '<p>x</p>', { 'content-type': 'text/html' }));
-    ctx.mime = 'text/html';
-    const out = await new RenderStage(t.env, r).run(ctx);
-    assert.equal(r.calls, 2);
-    assert.deepEqual(out, { kind: 'skipped', code: 'js', reason: 'not rendered, twice: the renderer crashed' });
-    assert.equal(r.counters.retried, 1);
-    assert.equal(r.counters.skipped, 1);
+    const first = pageContext(t, url, response(200, '<p>x</p>', { 'content-type': 'text/html' }));
+    first.mime = 'text/html';
+    const out = await new RenderStage(t.env, r).run(first);
+    assert.equal(r.calls, 1, 'not rendered again at once');
+    assert.deepEqual(out, { kind: 'failed', action: 'retry', httpStatus: undefined, code: undefined, reason: 'render failed: the renderer crashed', errorCount: 0 });
+    const again = pageContext(t, url, response(200, '<p>x</p>', { 'content-type': 'text/html' }), undefined, { retries: 1 });
+    again.mime = 'text/html';
+    assert.deepEqual(await new RenderStage(t.env, r).run(again), { kind: 'skipped', code: 'js', reason: 'not rendered, the second time in this cycle: the renderer crashed' });
+    assert.deepEqual([r.calls, r.counters.retried, r.counters.skipped], [2, 1, 1]);
   });
 
-  it('a render that fails once and then succeeds stores the page', async () => {
+  it('a render that fails once and then succeeds on its retry stores the page', async () => {
     const t = testCycle({ body: JS });
-    const r = fakeRendering([{ ok: false, reason: 'not rendered within page_timeout (30 s)' }, rendered('<p>ok</p>')]);
-    const ctx = pageContext(t, url, response(200, '<p>x</p>', { 'content-type': 'text/html' }));
+    const r = fakeRendering([rendered('<p>ok</p>')]);
+    const ctx = pageContext(t, url, response(200, '<p>x</p>', { 'content-type': 'text/html' }), undefined, { retries: 1 });
     ctx.mime = 'text/html';
     assert.equal(await new RenderStage(t.env, r).run(ctx), undefined);
     assert.equal(ctx.document, undefined, 'without javascript_keep_html the original is the document');
     assert.equal(ctx.rendered?.html.toString(), '<p>ok</p>');
+  });
+
+  it('a render cut short by a stop goes back to the queue, never skipped', async () => {
+    const t = testCycle({ body: JS });
+    const r = fakeRendering([{ ok: false, reason: 'the crawl is stopping' }]);
+    (r as unknown as { stopping: boolean }).stopping = true;
+    const ctx = pageContext(t, url, response(200, '<p>x</p>', { 'content-type': 'text/html' }), undefined, { retries: 1 });
+    ctx.mime = 'text/html';
+    const out = await new RenderStage(t.env, r).run(ctx);
+    assert.equal(out?.kind, 'failed');
+    assert.equal(r.counters.skipped, 0);
   });
 });
