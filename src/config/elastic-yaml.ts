@@ -964,6 +964,7 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   b.set([...sink, 'type'], type, at);
   b.set([...sink, 'schema'], 'open_crawler', at); // the Open Crawler's documents
 
+  if (type === 'console') b.set([...sink, 'console_format'], 'open_crawler', at); // "# id, url, status" and the page
   if (type === 'file') {
     const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
     if (dir !== undefined) b.set([...sink, 'output_dir'], dir, dirEntry ? dirEntry.value : at);

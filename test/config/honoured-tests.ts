@@ -14,6 +14,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_elastic': ['test/elastic/event-log.test.ts'],
   'trawl_elastic.events': ['test/elastic/event-log.test.ts'],
   'trawl_sinks.<sink>.file_naming': ['test/elastic/sinks.test.ts'],
+  'trawl_sinks.<sink>.console_format': ['test/elastic/console-sink.test.ts'],
   'trawl_sinks.<sink>.pipeline_params': ['test/elastic/sinks.test.ts'],
   'trawl_sinks.<sink>.ssl_verify': ['test/elastic/sinks.test.ts'],
   'trawl_sinks.<sink>.ca_path': ['test/elastic/sinks.test.ts'],
