@@ -22,6 +22,7 @@ import { checkDotNetRegex } from './dotnet-regex.ts';
 import { parseElasticRule } from '../scope/elastic-rules.ts';
 import { checkLockssRuleSyntax } from '../scope/lockss-rules.ts';
 import { parseExtractionRule, parseUrlFilter } from '../extract/extraction-rules.ts';
+import { parseExcludeTags } from '../extract/elastic-content.ts';
 import { CANON_RULES, DEFAULT_CANON_RULES } from '../scope/canonicalize.ts';
 import { attrib, section, type AttribDef, type SectionDef, type Settings } from './schema.ts';
 import {
@@ -133,6 +134,15 @@ function checkExtractionRule(text: string): string | undefined {
     return undefined;
   } catch (err) {
     return `a JSON object {"action", "field_name", "selector", "source", "join_as" | "value"} (${(err as Error).message})`;
+  }
+}
+
+function checkExcludeTags(text: string): string | undefined {
+  try {
+    parseExcludeTags(text);
+    return undefined;
+  } catch (err) {
+    return `"ORIGIN tag tag …", the tags HTML5 element names (${(err as Error).message})`;
   }
 }
 
@@ -578,6 +588,8 @@ const ELASTIC = section({
   name: 'trawl_elastic', key: 'elastic', honoured: 'full', meaning: 'What an Elastic crawler user expects of a crawl (an Elastic Open Crawler YAML file sets these).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'events', key: 'events', honoured: 'full', type: 'boolean', default: false, meaning: 'The JSON event log uses the Elastic crawler\'s event names and ECS fields (crawl-start, url-discover, url-fetch, …; docs/elastic-migration.md) instead of trawl\'s.', spec: X }),
+    attrib({ name: 'exclude_tags', key: 'excludeTags', honoured: 'full', type: 'list-string', check: checkExcludeTags, meaning: 'The Open Crawler\'s exclude_tags, one member per domain: "ORIGIN tag tag …" (e.g. "https://www.example.com header footer"); the search document\'s body text of a page of that origin leaves out these elements and all they hold, whatever data-elastic-include says inside them. Titles, headings, links, custom fields and the crawl itself are unchanged.', spec: X }),
+    attrib({ name: 'full_html', key: 'fullHtml', honoured: 'full', type: 'boolean', default: false, meaning: 'The Open Crawler\'s full_html_extraction_enabled: the search document of an HTML page carries the page\'s whole HTML, as fetched and decoded, in the field full_html (both schemas).', spec: X }),
   ],
 });
 
