@@ -71,6 +71,7 @@
  *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled)
  *   domains[].exclude_tags        trawl_elastic.exclude_tags "ORIGIN tag tag …"
  *   full_html_extraction_enabled  trawl_elastic.full_html
+ *   stats_dump_interval           trawl_elastic.stats_interval (seconds, at least 1)
  *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
  *   max_data_attribute_size         max_data_attribute_bytes
  *   (every sink)                  schema open_crawler: the Open Crawler's documents
@@ -223,7 +224,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   system_logs_to_file: none(LOGS_HINT),
   log_file_directory: none(LOGS_HINT),
   log_file_rotation_policy: none(LOGS_HINT),
-  stats_dump_interval: none(),
+  stats_dump_interval: value('integer', 'trawl_elastic.stats_interval', { map: (n) => Math.max(1, n) }),
   url_queue: none(),
   url_queue_size_limit: none(),
   crawl_stage: none(),

@@ -13,6 +13,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'info': ['test/config/honoured.test.ts'],
   'trawl_elastic': ['test/elastic/event-log.test.ts'],
   'trawl_elastic.events': ['test/elastic/event-log.test.ts'],
+  'trawl_elastic.stats_interval': ['test/elastic/crawl-status.test.ts'],
   'trawl_elastic.exclude_tags': ['test/elastic/exclude-tags-full-html.test.ts'],
   'trawl_elastic.full_html': ['test/elastic/exclude-tags-full-html.test.ts'],
   'trawl_sinks.<sink>.file_naming': ['test/elastic/sinks.test.ts'],
