@@ -69,6 +69,9 @@
  *   domains[].extraction_rulesets trawl_extraction_rulesets.<host>_<port>_<n>: domain,
  *                                 url_filters "type pattern", rules as JSON members
  *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled)
+ *   domains[].exclude_tags        trawl_elastic.exclude_tags "ORIGIN tag tag …"
+ *   full_html_extraction_enabled  trawl_elastic.full_html
+ *   stats_dump_interval           trawl_elastic.stats_interval (seconds, at least 1)
  *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
  *   max_data_attribute_size         max_data_attribute_bytes
  *   (every sink)                  schema open_crawler: the Open Crawler's documents
@@ -81,10 +84,10 @@
  * Dotted keys are nested in every mapping, at every level (not inside
  * lists), as the crawler's loader does.
  *
- * Not applied: every other setting the crawler defines (exclude_tags,
- * schedule, threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
+ * Not applied: every other setting the crawler defines (schedule,
+ * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
  * the logging keys, purge_crawl_enabled, head_requests_enabled,
- * full_html_extraction_enabled, socket_timeout, default_encoding, the
+ * socket_timeout, default_encoding, the
  * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
@@ -103,6 +106,7 @@ import { basename, extname } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { SourceLocation } from '../core/errors.ts';
 import type { AvailableSinkType } from '../core/sink-types.ts';
+import { EXCLUDABLE_TAGS } from '../extract/elastic-content.ts';
 import { didYouMean, type Diagnostic } from './diagnostics.ts';
 import { childSection, emptySection, setLocations, type CollectionConfig, type SectionNode } from './model.ts';
 import { COLLECTION, findAttrib, findSection } from './registry.ts';
@@ -212,7 +216,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   default_encoding: none(),
   head_requests_enabled: none(),
   purge_crawl_enabled: none(),
-  full_html_extraction_enabled: none(),
+  full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
   markdown_conversion: none(),
   log_level: none('trawl\'s own log level is the --log-level option (or TRAWL_LOG_LEVEL)'),
   event_logs: none(LOGS_HINT),
@@ -220,7 +224,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   system_logs_to_file: none(LOGS_HINT),
   log_file_directory: none(LOGS_HINT),
   log_file_rotation_policy: none(LOGS_HINT),
-  stats_dump_interval: none(),
+  stats_dump_interval: value('integer', 'trawl_elastic.stats_interval', { map: (n) => Math.max(1, n) }),
   url_queue: none(),
   url_queue_size_limit: none(),
   crawl_stage: none(),
@@ -246,7 +250,7 @@ const DOMAIN_KEYS: Readonly<Record<string, Rule>> = {
   crawl_rules: field,
   auth: field,
   extraction_rulesets: field,
-  exclude_tags: none(),
+  exclude_tags: field,
 };
 
 /** One entry of `domains[].crawl_rules`. */
@@ -844,6 +848,18 @@ function readDomains(entry: YEntry | undefined, cx: Ctx): void {
       if (member !== undefined) b.add(['trawl_crawl_rules', origin, 'rules'], member, rule, true);
     }
 
+    // exclude_tags: HTML5 element names, left out of the body text of this domain's pages.
+    const tagsEntry = keys.get('exclude_tags');
+    const tagItems = tagsEntry ? read.list(tagsEntry.value) : [];
+    const tags: string[] = [];
+    for (const t of tagItems ?? []) {
+      const tag = read.str(t)?.toLowerCase();
+      if (tag === undefined) continue;
+      if (!EXCLUDABLE_TAGS.has(tag)) r.error(t, `${JSON.stringify(tag)} is not an HTML5 tag the Elastic crawler accepts in exclude_tags`);
+      else if (!tags.includes(tag)) tags.push(tag);
+    }
+    if (tags.length > 0) b.add(['trawl_elastic', 'exclude_tags'], `${origin} ${tags.join(' ')}`, tagsEntry!.value);
+
     const authEntry = keys.get('auth');
     if (authEntry && !(authEntry.value.kind === 'scalar' && authEntry.value.value === null)) cx.domainAuth.push({ entry: authEntry, domain: u });
 
@@ -964,6 +980,7 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   b.set([...sink, 'type'], type, at);
   b.set([...sink, 'schema'], 'open_crawler', at); // the Open Crawler's documents
 
+  if (type === 'console') b.set([...sink, 'console_format'], 'open_crawler', at); // "# id, url, status" and the page
   if (type === 'file') {
     const dir = dirEntry ? read.str(dirEntry.value) : ELASTIC_DEFAULT_OUTPUT_DIR;
     if (dir !== undefined) b.set([...sink, 'output_dir'], dir, dirEntry ? dirEntry.value : at);

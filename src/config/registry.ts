@@ -22,6 +22,7 @@ import { checkDotNetRegex } from './dotnet-regex.ts';
 import { parseElasticRule } from '../scope/elastic-rules.ts';
 import { checkLockssRuleSyntax } from '../scope/lockss-rules.ts';
 import { parseExtractionRule, parseUrlFilter } from '../extract/extraction-rules.ts';
+import { parseExcludeTags } from '../extract/elastic-content.ts';
 import { CANON_RULES, DEFAULT_CANON_RULES } from '../scope/canonicalize.ts';
 import { attrib, section, type AttribDef, type SectionDef, type Settings } from './schema.ts';
 import {
@@ -133,6 +134,15 @@ function checkExtractionRule(text: string): string | undefined {
     return undefined;
   } catch (err) {
     return `a JSON object {"action", "field_name", "selector", "source", "join_as" | "value"} (${(err as Error).message})`;
+  }
+}
+
+function checkExcludeTags(text: string): string | undefined {
+  try {
+    parseExcludeTags(text);
+    return undefined;
+  } catch (err) {
+    return `"ORIGIN tag tag …", the tags HTML5 element names (${(err as Error).message})`;
   }
 }
 
@@ -578,6 +588,9 @@ const ELASTIC = section({
   name: 'trawl_elastic', key: 'elastic', honoured: 'full', meaning: 'What an Elastic crawler user expects of a crawl (an Elastic Open Crawler YAML file sets these).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'events', key: 'events', honoured: 'full', type: 'boolean', default: false, meaning: 'The JSON event log uses the Elastic crawler\'s event names and ECS fields (crawl-start, url-discover, url-fetch, …; docs/elastic-migration.md) instead of trawl\'s.', spec: X }),
+    attrib({ name: 'stats_interval', key: 'statsInterval', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 'seconds', meaning: 'With events: how often the Elastic event log gets a crawl-status record with the crawl\'s statistics (crawler.status.queue_size, pages_visited, urls_allowed, urls_denied.<reason>, status_codes.<code>, …), besides one when the crawl loop starts and one after crawl-end (the Open Crawler\'s stats_dump_interval).', spec: X }),
+    attrib({ name: 'exclude_tags', key: 'excludeTags', honoured: 'full', type: 'list-string', check: checkExcludeTags, meaning: 'The Open Crawler\'s exclude_tags, one member per domain: "ORIGIN tag tag …" (e.g. "https://www.example.com header footer"); the search document\'s body text of a page of that origin leaves out these elements and all they hold, whatever data-elastic-include says inside them. Titles, headings, links, custom fields and the crawl itself are unchanged.', spec: X }),
+    attrib({ name: 'full_html', key: 'fullHtml', honoured: 'full', type: 'boolean', default: false, meaning: 'The Open Crawler\'s full_html_extraction_enabled: the search document of an HTML page carries the page\'s whole HTML, as fetched and decoded, in the field full_html (both schemas).', spec: X }),
   ],
 });
 
@@ -604,6 +617,7 @@ const SINK = section({
     attrib({ name: 'password', key: 'password', honoured: 'full', type: 'string', secret: 'value', meaning: 'Password for the sink endpoint; may be !ENC! encrypted.', spec: X }),
     attrib({ name: 'api_key', key: 'apiKey', honoured: 'full', type: 'string', secret: 'value', meaning: 'API key for the sink endpoint; may be !ENC! encrypted.', spec: X }),
     attrib({ name: 'file_naming', key: 'fileNaming', honoured: 'full', type: 'string', default: 'sha1', allowed: ['sha1', 'url'], meaning: 'The file sink: sha1, <output_dir>/<content collection>/<SHA-1 of the URL>.json; url, the Elastic Open Crawler\'s layout, <output_dir>/<the URL without scheme and www., every other character than letters, digits, - and _ one _>.json (an Elastic YAML file sink has it).', spec: X }),
+    attrib({ name: 'console_format', key: 'consoleFormat', honoured: 'full', type: 'string', default: 'json', allowed: ['json', 'open_crawler'], meaning: 'The console sink: json, one JSON line per operation ({"op":"index",…document} or {"op":"delete",…}); open_crawler, the Elastic Open Crawler\'s console output, a line "# <id>, <url>, <HTTP status>" then the page as fetched (a binary file: a "** [Content extractable file (content type: …, content length: …)] **" line), and nothing for a deletion (an Elastic YAML console sink has it).', spec: X }),
     attrib({ name: 'pipeline_params', key: 'pipelineParams', honoured: 'full', type: 'list-string', check: checkPipelineParam, meaning: 'The elasticsearch sink: fields "name=value" (true, false, a number or text) added to every document for its ingest pipeline, as the Open Crawler\'s pipeline_params (_reduce_whitespace, _run_ml_inference, _extract_binary_content).', spec: X }),
     attrib({ name: 'ssl_verify', key: 'sslVerify', honoured: 'full', type: 'boolean', default: true, meaning: 'The elasticsearch sink: verify the endpoint\'s TLS certificate.', spec: X }),
     attrib({ name: 'ca_path', key: 'caPath', honoured: 'full', type: 'string', meaning: 'The elasticsearch sink: a CA certificate file (PEM) or a directory of them, trusted for the endpoint.', spec: X }),

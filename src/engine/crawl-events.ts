@@ -1,6 +1,7 @@
 import type { CycleRow } from '../store/crawl-store.ts';
 import type { CrawlEvent } from './crawl-types.ts';
 import { toElastic, type Ecs, type ElasticCrawl } from './elastic-events.ts';
+import type { ElasticCrawlStats } from './elastic-status.ts';
 
 /**
  * Where a crawl's events go, with the two switches of MS-FSCCFG 2.2.4.5
@@ -22,6 +23,8 @@ export class CrawlEvents {
    * emission points that only that log has do nothing.
    */
   elastic: ElasticCrawl | undefined = undefined;
+  /** With `elastic`: the figures of its periodic crawl-status, counted from each record written (elastic-status.ts). */
+  elasticStats: ElasticCrawlStats | undefined = undefined;
   logScheduler = false;
 
   private readonly onEvent: ((e: CrawlEvent) => void) | undefined;
@@ -35,6 +38,7 @@ export class CrawlEvents {
     if (e.type === 'scheduler' && !this.logScheduler) return;
     if (this.elastic !== undefined && e.ecs === undefined) {
       const ecs = toElastic(this.elastic, e);
+      if (ecs !== undefined) this.elasticStats?.observe(ecs);
       this.onEvent?.(ecs !== undefined ? { ...e, ecs } : e);
       return;
     }
@@ -43,6 +47,7 @@ export class CrawlEvents {
 
   /** An event only the Elastic log has (crawl-start, url-seed, …), built by the caller while `elastic` is set. */
   emitElastic(ecs: Ecs): void {
+    this.elasticStats?.observe(ecs);
     const action = ecs['event.action'];
     const url = ecs['url.full'];
     this.onEvent?.({ type: 'elastic', message: typeof action === 'string' ? action : 'event', ...(typeof url === 'string' ? { url } : {}), ecs });

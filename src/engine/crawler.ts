@@ -27,6 +27,7 @@ import type { SiteStats, StatsData } from '../stats/site-stats.ts';
 import { CollectionCookies } from './collection-cookies.ts';
 import { CrawlEvents } from './crawl-events.ts';
 import { crawlEnd, crawlStart } from './elastic-events.ts';
+import { ElasticCrawlStats, ElasticStatusTimer } from './elastic-status.ts';
 import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
@@ -203,12 +204,16 @@ export class CollectionCrawl {
     statsTimer.unref();
     env.disk.start();
     await this.lifecycle.set('running');
+    // The Elastic log's periodic crawl-status (elastic-status.ts): only with that log.
+    const status = this.events.elasticStats && this.elasticStatusTimer(env);
+    status?.start();
     try {
       stoppedBy = await this.crawlLoop.run(env, this.siteTasks, this.opts, this.abort.signal);
       if (stoppedBy === 'done' && env.purges) stoppedBy = await this.purge();
     } finally {
       env.disk.stop();
       clearInterval(statsTimer);
+      status?.stop();
       env.screening.takeBack();
       // On a full disk the leases stay as they are: the next run puts them back in the queue (recoverLeases).
       await this.returnLeases().catch((err: unknown) => this.unlessDiskFull(err, 'the URIs leased and not fetched stay leased until the next run'));
@@ -241,6 +246,7 @@ export class CollectionCrawl {
     if (this.events.elastic) {
       const failed = stoppedBy !== 'done' && limitStop === undefined && stoppedBy !== 'refresh';
       this.events.emitElastic(crawlEnd(this.events.elastic, failed ? 'failure' : 'success', `cycle ${env.epoch} ${complete ? 'complete' : 'not complete'}: ${stoppedBy}`, !complete));
+      status?.dump(); // the final crawl-status, as the Open Crawler writes one after the crawl
     }
     // peek, not get: a site known only from an earlier cycle's statistics gets no scheduler state here.
     const queueLength = (site: string): number => env.sched.peek(site)?.queued ?? 0;
@@ -273,6 +279,13 @@ export class CollectionCrawl {
     this.events.emit({ type: 'disk', message: `disk full: ${consequence} (${(err as Error).message})` });
   }
 
+  private elasticStatusTimer(env: CycleEnv): ElasticStatusTimer {
+    return new ElasticStatusTimer({
+      crawl: () => this.events.elastic, stats: this.events.elasticStats!, queueSize: () => env.sched.queuedTotal(), activeTasks: () => this.siteTasks.inFlight,
+      maxConnections: this.opts.maxConcurrency ?? 64, emit: (ecs) => this.events.emitElastic(ecs),
+    }, env.rt.settings.elastic.statsInterval * 1000);
+  }
+
   /** The Elastic event log's crawl id of the current cycle; undefined when that log is off. */
   get elasticCrawlId(): string | undefined {
     return this.events.elastic?.id;
@@ -283,6 +296,7 @@ export class CollectionCrawl {
     this.stats.epoch = epoch;
     // The Elastic event log's crawl id: the cycle's ID once the cycle is opened (lifecycle callback above); until then the collection and its refresh cycle.
     this.events.elastic = this.env.rt.settings.elastic.events ? { id: this.lifecycle.current?.epoch === epoch ? this.lifecycle.current.id : `${this.env.name}-${epoch}` } : undefined;
+    this.events.elasticStats = this.events.elastic ? new ElasticCrawlStats(this.now) : undefined;
   }
 
   /** use_javascript: the browser closed, and what rendering did in this run told (crawl.log). */

@@ -7,8 +7,11 @@
  *   CrawlEvents.emit(e) ─ elastic off ─► e as it is (no work at all)
  *                       └ elastic on  ─► e + ecs (toElastic below)
  *   emission points that only exist in the Elastic log (crawl-start,
- *   crawl-end, crawl-seed, url-seed, url-discover allowed, url-extracted)
- *   build their record with the functions here, only when elastic is on.
+ *   crawl-end, crawl-seed, url-seed, url-discover allowed, url-extracted,
+ *   the periodic crawl-status of elastic-status.ts) build their record with
+ *   the functions here, only when elastic is on. trawl's own notes (cycle,
+ *   robots.txt, disk, login) are info events named trawl-cycle, trawl-robots,
+ *   trawl-disk, trawl-login.
  *
  * Each record is one flat object of dotted ECS names, as the Elastic
  * crawler writes them: @timestamp, event.kind/type/action/outcome, url.*,
@@ -94,6 +97,20 @@ export function crawlEnd(crawl: ElasticCrawl, outcome: 'success' | 'failure', me
   return base(crawl, 'event', { 'event.type': 'end', 'event.action': 'crawl-end', 'event.outcome': outcome, 'crawler.crawl.resume_possible': resumePossible, message });
 }
 
+/** Every leaf of a nested object as `prefix.key.key…` (the Open Crawler's prefixed_ecs_event). */
+function prefixed(fields: Readonly<Record<string, unknown>>, prefix: string, out: Record<string, unknown> = {}): Record<string, unknown> {
+  for (const [k, v] of Object.entries(fields)) {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) prefixed(v as Record<string, unknown>, `${prefix}.${k}`, out);
+    else out[`${prefix}.${k}`] = v;
+  }
+  return out;
+}
+
+/** The periodic crawl-status record: the crawl's status as crawler.status.* (elastic-status.ts). */
+export function crawlStatus(crawl: ElasticCrawl, status: Readonly<Record<string, unknown>>): Ecs {
+  return base(crawl, 'metric', { ...prefixed(status, 'crawler.status'), 'event.type': 'info', 'event.action': 'crawl-status' });
+}
+
 export function crawlSeed(crawl: ElasticCrawl, count: number): Ecs {
   return base(crawl, 'event', { 'event.type': 'change', 'event.action': 'crawl-seed', 'crawler.crawl.seed_urls.count': count, 'crawler.url.type': 'content' });
 }
@@ -151,7 +168,8 @@ export function toElastic(crawl: ElasticCrawl, e: CrawlEvent): Ecs | undefined {
     case 'robots':
     case 'disk':
     case 'login':
-      return base(crawl, 'metric', { ...(e.url !== undefined ? urlFields(e.url) : {}), 'event.type': 'info', 'event.action': 'crawl-status', message: e.message });
+      // trawl's own notes: events of their own (trawl-cycle, trawl-robots, …); crawl-status is only the periodic statistics.
+      return base(crawl, 'event', { ...(e.url !== undefined ? urlFields(e.url) : {}), 'event.type': 'info', 'event.action': `trawl-${e.type}`, message: e.message });
     case 'elastic':
       return e.ecs;
   }

@@ -37,6 +37,12 @@ export interface ElasticPageOptions {
   /** Links kept (before any sorting), 0 for none. */
   readonly maxLinks: number;
   readonly maxHeadings: number;
+  /**
+   * The elements left out of the body text with what they hold (the Open
+   * Crawler's exclude_tags of the page's domain: excludeTagsSet), or
+   * undefined for none. Titles, headings, links and custom fields still see them.
+   */
+  readonly excludeTags?: ReadonlySet<string> | undefined;
 }
 
 export interface ElasticPage {
@@ -239,7 +245,7 @@ export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOpt
   return {
     dom,
     title: titleEl ? nodeText(titleEl) : undefined,
-    body: nodeText(body, true),
+    body: nodeText(body, true, o.excludeTags ?? NON_CONTENT),
     description: metaContent('description'),
     keywords: metaContent('keywords'),
     headings,
@@ -249,6 +255,55 @@ export function readElasticPage(html: string, pageUrl: string, o: ElasticPageOpt
     swiftypeMetaFields,
     swiftypeDataFields,
   };
+}
+
+/**
+ * The tags the Open Crawler accepts in a domain's exclude_tags (the HTML5
+ * elements its configuration checks them against); anything else is refused.
+ */
+export const EXCLUDABLE_TAGS: ReadonlySet<string> = new Set(`
+  a abbr address area article aside audio b base bdi bdo blockquote body br button canvas caption
+  cite code col colgroup data datalist dd del details dfn dialog div dl dt em embed fieldset figcaption
+  figure footer form h1 h2 h3 h4 h5 h6 head header hr html i iframe img input ins kbd label legend li
+  link main map mark meta meter nav noscript object ol optgroup option output p param picture pre
+  progress q rp rt ruby s samp script section select small source span strong style sub summary sup
+  table tbody td template textarea tfoot th thead time title tr track u ul var video wbr`.trim().split(/\s+/));
+
+/**
+ * One trawl_elastic.exclude_tags member, "ORIGIN tag tag …" (the Open
+ * Crawler's domains[].exclude_tags of the domain ORIGIN): the origin and
+ * the tags, lower-cased. Throws with the reason when it is not one.
+ */
+export function parseExcludeTags(text: string): { origin: string; tags: string[] } {
+  const [site, ...rest] = text.trim().split(/\s+/);
+  let u: URL;
+  try {
+    u = new URL(site ?? '');
+  } catch {
+    throw new Error(`${JSON.stringify(site)} is not a URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${JSON.stringify(site)} is not an http(s) URL`);
+  if (rest.length === 0) throw new Error('no tags after the domain');
+  const tags = rest.map((t) => t.toLowerCase());
+  const bad = tags.filter((t) => !EXCLUDABLE_TAGS.has(t));
+  if (bad.length > 0) throw new Error(`not HTML5 tags: ${bad.join(', ')}`);
+  return { origin: u.origin, tags };
+}
+
+/**
+ * trawl_elastic.exclude_tags as the set of elements a page of each origin
+ * leaves out of its body text (with script, style, svg, video and object,
+ * which no body text has). Members of the same origin add up.
+ */
+export function excludeTagsSet(members: readonly string[]): Map<string, ReadonlySet<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const m of members) {
+    const { origin, tags } = parseExcludeTags(m);
+    let set = out.get(origin);
+    if (!set) out.set(origin, (set = new Set(NON_CONTENT)));
+    for (const t of tags) set.add(t);
+  }
+  return out;
 }
 
 /** The fields content_hash_include may name (the App Search crawler's crawler.extraction.content_hash_include). */

@@ -5,6 +5,7 @@ import { keyFilePath, loadKeyFile, revealSecret } from '../config/secrets.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore } from '../store/crawl-store.ts';
 import type { PPCounter } from '../stats/statistics.ts';
+import { excludeTagsSet } from '../extract/elastic-content.ts';
 import { compileRulesets } from '../extract/extraction-rules.ts';
 import type { DocumentOptions } from './document.ts';
 import { Feeder, type FeederOptions } from './feeder.ts';
@@ -38,6 +39,8 @@ export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 
       elasticTagBytes: t.maxElasticTagBytes, dataAttributeBytes: t.maxDataAttributeBytes,
     },
     ...(rulesets.length > 0 ? { rulesets } : {}),
+    ...(s.elastic.excludeTags?.length ? { excludeTags: excludeTagsSet(s.elastic.excludeTags) } : {}),
+    ...(s.elastic.fullHtml ? { fullHtml: true } : {}),
     binaryMime: s.extraction.binaryMimeTypes,
   };
 }

@@ -98,6 +98,8 @@ export interface SearchDocument {
   readonly domains?: string[];
   /** Custom fields: meta tags, data attributes, extraction rulesets; written as fields of their own. */
   readonly custom?: Readonly<Record<string, FieldValue>>;
+  /** The page's whole HTML (trawl_elastic.full_html). */
+  readonly full_html?: string;
   /** The Open Crawler's form of the document; null when that schema does not index it (built only when a sink asks). */
   readonly openCrawler?: Readonly<Record<string, unknown>> | null;
 }
@@ -268,6 +270,10 @@ export interface DocumentOptions {
   readonly rulesets?: readonly Ruleset[];
   /** trawl_extraction.binary_mime_types: the files an open_crawler document is made of (besides HTML). */
   readonly binaryMime?: readonly string[];
+  /** trawl_elastic.exclude_tags: per origin, the elements the body text leaves out (elastic-content.ts excludeTagsSet). */
+  readonly excludeTags?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** trawl_elastic.full_html: an HTML page's document carries its whole HTML as full_html. */
+  readonly fullHtml?: boolean;
   /** Build the open_crawler form too (a sink of the collection writes it). */
   readonly openCrawler?: boolean;
 }
@@ -320,7 +326,9 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
   const tagBytes = L.elasticTagBytes ?? 512;
   const dataBytes = L.dataAttributeBytes ?? 512;
   const maxLinks = o.allLinks ? (o.maxLinks ?? 1000) : L.indexedLinks;
-  const page = isHtml ? readElasticPage(decodeText(src.body, src.charset), url, { maxLinks, maxHeadings: L.headings }) : undefined;
+  const html = isHtml ? decodeText(src.body, src.charset) : undefined;
+  const page = html !== undefined ? readElasticPage(html, url, { maxLinks, maxHeadings: L.headings, excludeTags: o.excludeTags?.get(u.origin) }) : undefined;
+  const fullHtml = o.fullHtml && html !== undefined && html !== '' ? html : undefined;
   const ruleFields = o.rulesets?.length ? applyRulesets(o.rulesets, url, page?.dom) : new Map<string, FieldValue>();
   let text: string | undefined;
   if (page) text = page.body;
@@ -355,10 +363,11 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
     content_length: src.body.length,
     ...(src.additionalUrls?.length ? { additional_urls: [...src.additionalUrls] } : {}),
     domains: domainsOf(u, src.additionalUrls),
+    ...(fullHtml !== undefined ? { full_html: fullHtml } : {}),
     ...(custom ? { custom } : {}),
   };
   if (!o.openCrawler) return doc;
-  return { ...doc, openCrawler: openCrawlerDocument(src, o, u, dirs, page, ruleFields, L) };
+  return { ...doc, openCrawler: openCrawlerDocument(src, o, u, dirs, page, ruleFields, L, fullHtml) };
 }
 
 /** The domains the content appears on: the page's and those of its duplicates, each once, in that order. */
@@ -383,7 +392,7 @@ function siteOrigin(u: URL): string {
 /** The Open Crawler's document (DocumentMapper#create_doc), or null when it would not index this content. */
 function openCrawlerDocument(
   src: DocumentSource, o: DocumentOptions, u: URL, dirs: Array<string | undefined>,
-  page: ReturnType<typeof readElasticPage> | undefined, ruleFields: ReadonlyMap<string, FieldValue>, L: ExtractionLimits,
+  page: ReturnType<typeof readElasticPage> | undefined, ruleFields: ReadonlyMap<string, FieldValue>, L: ExtractionLimits, fullHtml: string | undefined,
 ): Record<string, unknown> | null {
   const url = src.record.url;
   const urlParts = nonBlank({
@@ -408,6 +417,7 @@ function openCrawlerDocument(
         meta_description: page.description !== undefined ? cutWithOmission(page.description, L.descriptionBytes) : undefined,
         links: [...page.links].sort(),
         headings: page.headings,
+        full_html: fullHtml,
       }),
       ...urlParts,
       ...rules,

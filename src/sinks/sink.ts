@@ -79,6 +79,8 @@ export interface SinkSettings {
   readonly acceptPattern?: string | undefined;
   readonly acceptTypes?: readonly string[] | undefined;
   readonly fileNaming?: string | undefined;
+  /** The console sink: json (default) or open_crawler (the Open Crawler's console output). */
+  readonly consoleFormat?: string | undefined;
   /** The elasticsearch sink: "name=value" fields merged into each document sent through the pipeline. */
   readonly pipelineParams?: readonly string[] | undefined;
   readonly sslVerify?: boolean | undefined;

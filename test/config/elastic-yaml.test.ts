@@ -417,7 +417,7 @@ describe('Elastic crawler YAML: mapping details', () => {
     const b = yaml(`${one}output_sink: console\noutput_dir: out\noutput_index: idx\n`);
     assert.deepEqual(brief(b.diagnostics), ['TRAWL_ERR_CONFIG_YAML 4:1 output_dir', 'TRAWL_ERR_CONFIG_YAML 5:1 output_index']);
     assert.ok(b.diagnostics.every((d) => d.severity === 'warning' && /not applied/.test(d.message)));
-    assert.deepEqual(Object.fromEntries(b.c!.root.sections.get('trawl_sinks')!.sections.get('console')!.attribs), { type: 'console', schema: 'open_crawler' });
+    assert.deepEqual(Object.fromEntries(b.c!.root.sections.get('trawl_sinks')!.sections.get('console')!.attribs), { type: 'console', schema: 'open_crawler', console_format: 'open_crawler' });
     const file = yaml(`${one}output_sink: file\n`);
     assert.equal(at(file.c, 'trawl_sinks|file|output_dir'), './crawled_docs');
   });

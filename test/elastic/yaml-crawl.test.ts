@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
+import { consoleEntries } from '../support/open-crawler-console.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 
 const page = (title: string, links: string[] = []) => ({
@@ -63,7 +64,7 @@ output_sink: console
     assert.deepEqual(auth(a), [[200, basic]]);
     assert.deepEqual(auth(b), [[200, 'Bearer tok-123']]);
     assert.deepEqual(auth(c), [[200, undefined]]);
-    const docs = r.out.trim().split('\n').map((l) => JSON.parse(l) as { url: string });
+    const docs = consoleEntries(r.out);
     assert.deepEqual(docs.map((d) => d.url).sort(), [`${a!.origin}/`, `${b!.origin}/`, `${c!.origin}/`]);
   });
 

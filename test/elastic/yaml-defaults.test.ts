@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite, type RouteSpec } from '../support/fixture-site.ts';
+import { consoleEntries } from '../support/open-crawler-console.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 
 const page = (title: string, links: string[] = []): RouteSpec => ({
@@ -26,7 +27,7 @@ describe('Elastic defaults for a YAML collection', () => {
     const file = join(dir, `${name}.yml`);
     writeFileSync(file, yaml);
     const r = await runTrawl(['crawl', '--data', join(dir, `${name}-data`), ...extra, file], { timeoutMs: 120_000 });
-    const docs = r.out.trim() === '' ? [] : r.out.trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
+    const docs = consoleEntries(r.out).map((e) => e.url);
     return { ...r, docs: docs.map((u) => new URL(u).pathname).sort() };
   }
   const yamlFor = (origin: string, more = '') => `domains:\n  - url: ${origin}\nloopback_allowed: true\noutput_sink: console\n${more}`;
