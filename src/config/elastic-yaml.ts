@@ -1092,6 +1092,8 @@ function elasticDefaults(cx: Ctx, top: At): void {
     def('truncate', false);
   }
   def('fetch_timeout', 60);
+  // The Open Crawler indexes every page under its own URL: pages with the same content are not duplicates.
+  def('diffcheck', false);
 }
 
 /** binary_content_extraction_enabled and _mime_types: trawl_extraction.binary_mime_types (the open_crawler schema's files), kept by allowed_types too. */

@@ -203,6 +203,8 @@ describe('Elastic crawler YAML: valid files', () => {
       cut_off: 10485760,
       truncate: false,
       fetch_timeout: 60,
+      // The Open Crawler indexes each page under its own URL, same content or not.
+      diffcheck: false,
     });
     // The Elastic crawler's content deletion: a purge phase after each cycle, and a 5xx deletes after three failing cycles.
     assert.equal(at(c, 'trawl_purge|enabled'), true);
