@@ -39,6 +39,7 @@ export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 
     },
     ...(rulesets.length > 0 ? { rulesets } : {}),
     binaryMime: s.extraction.binaryMimeTypes,
+    ...(s.extraction.defaultCharset !== 'utf-8' ? { defaultCharset: s.extraction.defaultCharset } : {}),
   };
 }
 

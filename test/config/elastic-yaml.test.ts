@@ -109,6 +109,7 @@ describe('Elastic crawler YAML: valid files', () => {
       max_description_bytes: 512,
       max_indexed_links: 20,
       max_headings: 30,
+      socket_timeout: 10, // Elastic's default, written where the YAML does not set it
     });
     assert.equal(at(c, 'cut_off'), 20971520);
     assert.equal(at(c, 'truncate'), false);

@@ -21,7 +21,10 @@ import { runTrawl, type TrawlRun } from '../support/trawl-cli.ts';
 
 const SPEC = 'elastic/crawler spec/integration';
 
-/** The settings a crawl adds to its YAML (besides domains, sink and loopback_allowed). */
+/**
+ * The settings a crawl adds to its YAML (besides domains, sink and loopback_allowed).
+ * default_encoding is trawl_extraction.default_charset, socket_timeout trawl_limits.socket_timeout.
+ */
 const CRAWLS = {
   plain: 'http_auth_allowed: true\n',
   'ua-elastic': 'user_agent: Elastic Crawler\n',
@@ -50,8 +53,6 @@ interface Case {
   readonly expect: readonly string[];
   /** What the case checks of the documents beyond their URLs. */
   readonly check?: (docs: ReadonlyMap<string, Doc>, h: HostHandle) => void;
-  /** A difference trawl keeps on purpose or has not closed: the case runs and reports, without failing the suite. */
-  readonly todo?: string;
 }
 
 // ------------------------------------------------------------ a Faux-like site
@@ -169,7 +170,6 @@ const CASES: readonly Case[] = [
   },
   {
     source: 'charset_spec.rb', name: 'can override fallback encoding (default_encoding: ISO-8859-1)', crawl: 'encoding',
-    todo: 'not yet applied by trawl',
     routes: {
       '/': page(['/utf8-without-charset', '/utf8-with-charset']),
       '/utf8-with-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html; charset=UTF-8' } }),
@@ -335,7 +335,6 @@ const CASES: readonly Case[] = [
   },
   {
     source: 'timeouts/socket_timeout_spec.rb', name: 'times out (socket_timeout: 2, nothing sent for 5 s)', crawl: 'socket-timeout',
-    todo: 'not yet applied by trawl',
     routes: { '/': page(['/timeout']), '/timeout': silent },
     expect: ['/'],
   },
@@ -389,7 +388,7 @@ describe(`the Open Crawler's whole-crawl cases (${SPEC})`, () => {
   });
 
   CASES.forEach((c, i) => {
-    it(`${c.source}: ${c.name}`, c.todo !== undefined ? { todo: c.todo } : {}, () => {
+    it(`${c.source}: ${c.name}`, () => {
       const r = runs.get(c.crawl)!;
       assert.notEqual(r.code, null, `the ${c.crawl} crawl did not finish: ${r.err}`);
       const h = site.hosts[i]!;
