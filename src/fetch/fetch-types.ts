@@ -14,7 +14,7 @@ export interface FetchLimits {
   /** trawl_limits.connect_timeout */
   readonly connectTimeoutMs: number;
   /** trawl_limits.socket_timeout: longest wait for the headers and between two pieces of the body (absent: fetchTimeoutMs). */
-  readonly socketTimeoutMs?: number;
+  readonly socketTimeoutMs?: number | undefined;
   /** cut_off: largest (decompressed) document; undefined = no limit. */
   readonly cutOffBytes: number | undefined;
   /** What the cut-off is called in messages: "cut_off" unless a reader's own limit stands in for it. */
