@@ -399,6 +399,13 @@ describe(`the Open Crawler's whole-crawl cases (${SPEC})`, () => {
     });
   });
 
+  it('timeouts/request_timeout_spec.rb: the page that timed out was requested once (its stats: 599 once), robots.txt and the home page once each', () => {
+    for (const c of ['request-timeout', 'socket-timeout'] as const) {
+      const h = site.hosts[CASES.findIndex((x) => x.crawl === c)]!;
+      assert.deepEqual(h.requests.map((q) => q.path).sort(), ['/', '/robots.txt', '/timeout'], c);
+    }
+  });
+
   it('sitemap_xxe_spec.rb: the entry whose <loc> is the external entity is dropped: nothing but the other entries is requested', () => {
     const xxeHosts = CASES.flatMap((c, i) => (c.source === 'sitemap_xxe_spec.rb' ? [site.hosts[i]!] : []));
     assert.equal(xxeHosts.length, 2);
