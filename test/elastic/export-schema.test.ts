@@ -11,7 +11,7 @@ import { runTrawl } from '../support/trawl-cli.ts';
 
 interface Line { url: string; document?: Record<string, unknown>; documentMissing?: string }
 
-const PAGE = '<!doctype html><html><head><title>Guide</title><meta name="description" content="How to"></head><body><h1>Guide</h1><p>Read the guide.</p><a href="/b.html">b</a></body></html>';
+const PAGE = '<!doctype html><html><head><title>Guide</title><meta name="description" content="How to"></head><body><h1>Guide</h1><p>Read the guide.</p><a href="/b.html">b</a> <a href="/f.pdf">f</a></body></html>';
 
 describe('trawl export --document --schema', () => {
   const dir = mkdtempSync(join(tmpdir(), 'trawl-export-schema-'));
@@ -22,7 +22,7 @@ describe('trawl export --document --schema', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   before(async () => {
-    site = await startFixtureSite([{ ip: '127.0.172.1', routes: { '/a.html': { kind: 'html', body: PAGE }, '/b.html': { kind: 'html', body: '<html><head><title>B</title></head><body>bee</body></html>' } } }]);
+    site = await startFixtureSite([{ ip: '127.0.172.1', routes: { '/a.html': { kind: 'html', body: PAGE }, '/b.html': { kind: 'html', body: '<html><head><title>B</title></head><body>bee</body></html>' }, '/f.pdf': { kind: 'binary', bytes: Buffer.from('%PDF-1.4 not much'), contentType: 'application/pdf' } } }]);
     origin = site.hosts[0]!.origin;
     writeFileSync(join(dir, 'c.yml'), `domains:
   - url: ${origin}
@@ -47,7 +47,7 @@ output_dir: ${join(dir, 'out')}
     const got = await exported('yaml');
     assert.deepEqual([...got.keys()].sort(), [`${origin}/a.html`, `${origin}/b.html`]);
     const doc = got.get(`${origin}/a.html`)!.document!;
-    assert.equal(doc.body, 'Guide Read the guide. b');
+    assert.equal(doc.body, 'Guide Read the guide. b f');
     assert.equal(doc.url_port, site.hosts[0]!.port);
     assert.equal(doc.body_content, undefined);
     // The file sink's document for the same page (its own file under output_dir).
@@ -71,10 +71,16 @@ output_dir: ${join(dir, 'out')}
     const plain = (await exported('xml')).get(`${origin}/a.html`)!.document!;
     assert.match(String(plain.body_content), /Read the guide\./);
     assert.equal(plain.body, undefined);
-    const oc = (await exported('xml', '--schema', 'open_crawler')).get(`${origin}/a.html`)!.document!;
-    assert.equal(oc.body, 'Guide Read the guide. b');
+    assert.equal(typeof (await exported('xml')).get(`${origin}/f.pdf`)!.document!.body_base64, 'string');
+    const ocs = await exported('xml', '--schema', 'open_crawler');
+    const oc = ocs.get(`${origin}/a.html`)!.document!;
+    assert.equal(oc.body, 'Guide Read the guide. b f');
     assert.equal(oc.url_port, site.hosts[0]!.port);
     assert.equal(oc.title, 'Guide');
+    // A file the open_crawler schema does not index (no binary_mime_types): no document, and why.
+    const pdf = ocs.get(`${origin}/f.pdf`)!;
+    assert.equal(pdf.document, undefined);
+    assert.match(pdf.documentMissing!, /open_crawler schema does not index application\/pdf/);
   });
 
   it('an unknown --schema is a usage error naming the schemas', async () => {
