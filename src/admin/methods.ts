@@ -15,7 +15,7 @@ import { MULTINODE_METHODS } from './multinode-methods.ts';
 import { VALIDATOR1_METHODS } from './validator1.ts';
 import { isStruct, XmlRpcDouble, type XmlRpcStruct, type XmlRpcValue } from './xmlrpc.ts';
 import { MAX_LOG_LINES } from '../service/crawl-log.ts';
-import { siteMatcher } from '../service/inspect.ts';
+import { DOCUMENT_SCHEMAS, siteMatcher, type DocumentSchema } from '../service/inspect.ts';
 
 type ParamType = 'string' | 'int' | 'array' | 'struct';
 
@@ -236,8 +236,11 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
     const site = member(o, 'site', 'string');
     const prefix = member(o, 'prefix', 'string');
     if (site !== undefined && siteMatcher(site) === undefined) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Selection.site must be host or host:port, not ${JSON.stringify(site)}`);
+    const schema = member(o, 'schema', 'string');
+    if (schema !== undefined && !(DOCUMENT_SCHEMAS as readonly string[]).includes(schema)) throw new TrawlError('TRAWL_ERR_XMLRPC_PARAMS', `Selection.schema must be ${DOCUMENT_SCHEMAS.join(' or ')}, not ${JSON.stringify(schema)}`);
     const page = await s.exportDocuments(c as string, { ...(site !== undefined ? { site } : {}), ...(prefix !== undefined ? { prefix } : {}), all: member(o, 'all', 'flag') ?? false }, from, {
       body: member(o, 'body', 'flag') ?? true, document: member(o, 'document', 'flag') ?? false, raw: member(o, 'raw', 'flag') ?? false, limit: n,
+      ...(schema !== undefined ? { schema: schema as DocumentSchema } : {}),
     });
     return { documents: page.items.map(toXmlRpc), cursor: page.next === 0 ? '' : String(page.next) };
   } },

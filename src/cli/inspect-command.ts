@@ -18,7 +18,7 @@ import type { Command } from 'commander';
 import { isTrawlError, trawlError } from '../core/errors.ts';
 import type { XmlRpcValue } from '../admin/xmlrpc.ts';
 import type { LogLine } from '../service/crawl-log.ts';
-import type { ExportItem, ExportSelection, InspectReport } from '../service/inspect.ts';
+import type { DocumentSchema, ExportItem, ExportSelection, InspectReport } from '../service/inspect.ts';
 import { client, READER_PARSE_LIMITS, toJson, type Client } from './admin-command.ts';
 import { openDataStore, type LocalCollection } from './data-store.ts';
 import type { Io } from './io.ts';
@@ -239,6 +239,7 @@ interface ExportOpts extends SourceOptions {
   out?: string;
   body: boolean;
   document?: boolean;
+  schema?: string;
   all?: boolean;
   pageSize: string;
 }
@@ -275,13 +276,16 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
     .option('--format <format>', 'jsonl (one JSON object per document) or files (the bodies as files, laid out by host and path, with index.jsonl)', 'jsonl')
     .option('--out <path>', 'jsonl: the file to write (default standard output); files: the folder')
     .option('--no-body', 'jsonl: leave the bodies out (records only)')
-    .option('--document', 'jsonl: add the search document the sinks receive (title, body_content, links…)')
+    .option('--document', 'jsonl: add the search document a sink receives (title, body_content or body, links…)')
+    .option('--schema <schema>', 'the document\'s schema: app_search or open_crawler (default: the one the collection\'s sinks write, open_crawler for Elastic YAML)')
     .option('--all', 'every record, not only those with a stored document (errors, redirects, duplicates…)')
     .option('--page-size <n>', 'documents read at a time', '100')
     .action(async (o: ExportOpts) => {
       if (o.format !== 'jsonl' && o.format !== 'files') throw trawlError('EXPORT_FORMAT', { format: o.format });
       if (o.format === 'files' && o.out === undefined) throw trawlError('EXPORT_NEEDS_OUT', {});
-      const { siteMatcher } = await import('../service/inspect.ts');
+      const { siteMatcher, DOCUMENT_SCHEMAS } = await import('../service/inspect.ts');
+      if (o.schema !== undefined && !(DOCUMENT_SCHEMAS as readonly string[]).includes(o.schema)) throw trawlError('EXPORT_SCHEMA', { schema: o.schema, schemas: DOCUMENT_SCHEMAS.join(', ') });
+      const schema = o.schema as DocumentSchema | undefined;
       if (o.site !== undefined && siteMatcher(o.site) === undefined) throw trawlError('SITE_INVALID', { site: o.site });
       const pageSize = Math.max(1, Math.min(1000, Number.parseInt(o.pageSize, 10) || 100));
       const files = o.format === 'files';
@@ -301,9 +305,9 @@ export function registerInspectCommands(program: Command, io: Io, setExit: (code
           let next: number;
           if (src.kind === 'local') {
             const { exportPage } = await import('../service/inspect.ts');
-            ({ items, next } = await exportPage(src.local.view, sel, cursor, { body, document, raw: files, limit: pageSize }));
+            ({ items, next } = await exportPage(src.local.view, sel, cursor, { body, document, raw: files, limit: pageSize, ...(schema !== undefined ? { schema } : {}) }));
           } else {
-            const selection: Record<string, XmlRpcValue> = { ...sel, body, document, raw: files };
+            const selection: Record<string, XmlRpcValue> = { ...sel, body, document, raw: files, ...(schema !== undefined ? { schema } : {}) };
             // A search document carries up to max_links_per_page links: fewer of them per answer.
             const r = toJson(await src.rpc.call('trawl.ExportDocuments', src.collection, selection, cursor === 0 ? '' : String(cursor), document ? Math.min(pageSize, 50) : pageSize)) as { documents: ExportItem[]; cursor: string };
             items = r.documents;

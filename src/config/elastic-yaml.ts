@@ -47,6 +47,8 @@
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
+ *   socket_timeout                trawl_limits.socket_timeout (Elastic's default 10 s)
+ *   default_encoding              trawl_extraction.default_charset
  *   compression_enabled           accept_compression
  *   user_agent                    headers ["User-Agent: …"]
  *   loopback_allowed              trawl_egress.allow_loopback
@@ -86,8 +88,7 @@
  *
  * Not applied: every other setting the crawler defines (schedule,
  * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
- * the logging keys, purge_crawl_enabled, head_requests_enabled,
- * socket_timeout, default_encoding, the
+ * the logging keys, purge_crawl_enabled, head_requests_enabled, the
  * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
@@ -206,14 +207,14 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   // ------------------------------------------------ no trawl equivalent
   schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
   threads_per_crawl: none('trawl\'s parallelism is per site (max_sites, max_pending)'),
-  socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
+  socket_timeout: value('integer', 'trawl_limits.socket_timeout'),
   ssl_ca_certificates: none(),
   ssl_verification_mode: none(),
   binary_content_extraction_enabled: by('binary'),
   binary_content_extraction_mime_types: by('binary'),
   content_extraction_enabled: none('documents are kept by allowed_types'),
   content_extraction_mime_types: none('documents are kept by allowed_types'),
-  default_encoding: none(),
+  default_encoding: value('string', 'trawl_extraction.default_charset'),
   head_requests_enabled: none(),
   purge_crawl_enabled: none(),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
@@ -1109,6 +1110,9 @@ function elasticDefaults(cx: Ctx, top: At): void {
     def('truncate', false);
   }
   def('fetch_timeout', 60);
+  def('trawl_limits.socket_timeout', 10);
+  // The Open Crawler indexes every page under its own URL: pages with the same content are not duplicates.
+  def('diffcheck', false);
 }
 
 /** binary_content_extraction_enabled and _mime_types: trawl_extraction.binary_mime_types (the open_crawler schema's files), kept by allowed_types too. */

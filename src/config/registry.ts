@@ -30,6 +30,7 @@ import {
   checkErrorKey,
   checkHeaderLine,
   checkHostName,
+  checkCharset,
   checkMimePattern,
   checkProductToken,
   INT32_MAX,
@@ -519,6 +520,7 @@ const TRAWL_LIMITS = section({
     attrib({ name: 'max_document_bytes', key: 'maxDocumentBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Largest body read of any response, cut_off or not: a larger one is abandoned as it streams in and skipped with tl (cut_off and truncate apply below it).', spec: X }),
     attrib({ name: 'max_decompressed_bytes', key: 'maxDecompressedBytes', honoured: 'full', type: 'integer', default: 104857600, min: 1, unit: 'bytes', meaning: 'Decompressed body size at which a download is abandoned (gzip bombs).', spec: X }),
     attrib({ name: 'connect_timeout', key: 'connectTimeoutS', honoured: 'full', type: 'integer', default: 10, min: 1, unit: 's', meaning: 'Time allowed to open a connection, beside fetch_timeout.', spec: X }),
+    attrib({ name: 'socket_timeout', key: 'socketTimeoutS', honoured: 'full', type: 'integer', default: 0, min: 0, unit: 's', defaultDoc: '0 (none: fetch_timeout bounds the whole download)', meaning: 'Longest wait for the response headers, and between two pieces of the body; past it the fetch fails as a timeout (the Elastic crawler\'s socket_timeout). 0: no bound but fetch_timeout.', spec: X }),
     attrib({ name: 'max_crawl_duration', key: 'maxCrawlDurationS', honoured: 'full', type: 'integer', min: 1, unit: 's', meaning: 'A refresh cycle that has run this long (wall time since it started, a resumed cycle\'s earlier runs included) starts no more fetches: the ones under way finish, the URIs still queued are abandoned, and the cycle ends complete (the Elastic crawler\'s max_duration).', spec: X }),
     attrib({ name: 'max_unique_urls', key: 'maxUniqueUrls', honoured: 'full', type: 'integer', min: 1, meaning: 'URIs fetched in one refresh cycle at most (each once, retries not counted again); then the URIs still queued are abandoned and the cycle ends complete (the Elastic crawler\'s max_unique_url_count).', spec: X }),
     attrib({ name: 'max_title_bytes', key: 'maxTitleBytes', honoured: 'full', type: 'integer', default: 1024, min: 0, unit: 'bytes', meaning: 'Longest title kept for a search document.', spec: X }),
@@ -537,6 +539,7 @@ const EXTRACTION = section({
   attribs: [
     attrib({ name: 'content_hash_include', key: 'contentHashInclude', honoured: 'full', type: 'list-string', default: [], allowed: ['document_title', 'document_body', 'meta_keywords', 'meta_description', 'links', 'headings'], meaning: 'The fields of an HTML page whose equality makes two pages duplicates (diffcheck) and a refetched page unchanged, as the App Search crawler\'s crawler.extraction.content_hash_include; empty: the bytes (csum_cut_off). Read on the crawl\'s path only when set.', spec: X }),
     attrib({ name: 'binary_mime_types', key: 'binaryMimeTypes', honoured: 'full', type: 'list-string', default: [], check: checkMimePattern, meaning: 'Files of these MIME types (* matches a whole field) are kept whatever allowed_types says, and indexed by sinks of the open_crawler schema as file_name, content_length, content_type and _attachment (base64); other files are not (the Open Crawler\'s binary_content_extraction_enabled and _mime_types). app_search documents carry every stored file as body_base64.', spec: X }),
+    attrib({ name: 'default_charset', key: 'defaultCharset', honoured: 'full', type: 'string', default: 'utf-8', check: checkCharset, meaning: 'The character encoding of a text page whose Content-Type names none and whose HTML declares none (<meta charset>), for the search document (the Elastic crawler\'s default_encoding).', spec: X }),
   ],
 });
 

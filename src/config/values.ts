@@ -382,6 +382,16 @@ export function parseBoolean(text: string): boolean | undefined {
 }
 
 /** A MIME type pattern: `type/subtype`, where either field may be `*` as a whole. */
+/** A character encoding the WHATWG Encoding Standard names (utf-8, iso-8859-1, windows-1252, shift_jis, …). */
+export function checkCharset(text: string): string | undefined {
+  try {
+    new TextDecoder(text);
+    return undefined;
+  } catch {
+    return 'a character encoding such as utf-8, iso-8859-1 or windows-1252';
+  }
+}
+
 export function checkMimePattern(text: string): string | undefined {
   return /^(?:\*|[A-Za-z0-9][\w.+-]*)\/(?:\*|[A-Za-z0-9][\w.+-]*)$/.test(text)
     ? undefined

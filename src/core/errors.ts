@@ -271,6 +271,7 @@ export const ERROR_MESSAGES = {
   EXPORT_NEEDS_OUT: { code: 'TRAWL_ERR_USAGE', template: '--format files writes a tree of files: give the folder with --out DIR' },
   EXPORT_WRITE: { code: 'TRAWL_ERR_IO', template: 'cannot write {path}: {reason}' },
   EXPORT_FORMAT: { code: 'TRAWL_ERR_USAGE', template: '--format {format:json}: expected jsonl or files' },
+  EXPORT_SCHEMA: { code: 'TRAWL_ERR_USAGE', template: '--schema {schema:json}: expected one of {schemas}' },
   SITE_INVALID: { code: 'TRAWL_ERR_USAGE', template: '--site {site:json}: expected host or host:port' },
   SERVE_NEEDS_TOKEN: {
     code: 'TRAWL_ERR_USAGE',

@@ -14,8 +14,8 @@
  *  ──► entries in document order, at most maxUrls
  * ```
  *
- * Safety: saxes never reads external entities; a DOCTYPE that declares
- * entities is refused (no entity expansion at all), element depth is bounded,
+ * Safety: saxes never reads external entities nor expands those a DOCTYPE
+ * declares (an entry whose <loc> uses one is dropped), element depth is bounded,
  * and nothing beyond the first `maxBytes` is read, compressed or not: the
  * entries before that limit are returned, marked truncated. An undefined
  * entity reference (`&nbsp;`) is kept as written instead of ending the read.
@@ -203,7 +203,8 @@ function parseXml(text: string, opts: SitemapParseOptions): SitemapParse {
   let kind: 'urlset' | 'index' | undefined;
   let coreNs = '';
   let notSitemap: string | undefined;
-  let refused: string | undefined;
+  /** `&name;` of each general entity the DOCTYPE declares (never expanded). */
+  const declared: string[] = [];
   let truncated = false;
   const urls: SitemapUrl[] = [];
   const sitemaps: Array<{ loc: string; lastmod?: string }> = [];
@@ -215,6 +216,7 @@ function parseXml(text: string, opts: SitemapParseOptions): SitemapParse {
 
   const isCore = (tag: SaxesTagNS): boolean => tag.uri === coreNs || tag.uri === '';
   const finishEntry = (e: Fields): void => {
+    if (e.loc !== undefined && declared.length > 0 && declared.some((ref) => e.loc!.includes(ref))) return;
     const loc = e.loc === undefined ? undefined : resolveLoc(e.loc, opts.url);
     if (loc === undefined) return; // no <loc>: the whole entry goes, its metadata with it
     if ((kind === 'index' ? sitemaps.length : urls.length) >= opts.maxUrls) {
@@ -236,12 +238,12 @@ function parseXml(text: string, opts: SitemapParseOptions): SitemapParse {
   };
 
   parser.on('doctype', (doctype) => {
-    // saxes skips the internal subset without expanding it; an entity
-    // declaration there is refused outright (billion laughs, XXE).
-    if (/<!ENTITY/i.test(doctype)) {
-      refused = 'DOCTYPE entity declarations are refused';
-      throw new Stop();
-    }
+    // saxes skips the internal subset without expanding it (no billion laughs,
+    // no external entity read): a reference to an entity declared there stays
+    // as written, like an undefined one, and the entry whose <loc> uses it is
+    // dropped below (the URL it stands for is unknown). The other entries are
+    // read, as the Elastic crawlers read them.
+    for (const m of doctype.matchAll(/<!ENTITY\s+(?!%)([^\s>]+)/gi)) declared.push(`&${m[1]};`);
   });
   parser.on('opentag', (tag) => {
     depth++;
@@ -295,7 +297,6 @@ function parseXml(text: string, opts: SitemapParseOptions): SitemapParse {
   } catch (err) {
     if (!(err instanceof Stop)) throw err;
   }
-  if (refused !== undefined) return { kind: 'invalid', reason: refused };
   if (notSitemap !== undefined) return { kind: 'invalid', reason: notSitemap };
   if (kind === undefined) return { kind: 'invalid', reason: 'malformed XML before any root element' };
   return kind === 'index' ? { kind, sitemaps, truncated } : { kind, urls, truncated };

@@ -353,7 +353,8 @@ export function boundedExchange(call: FetchCall): Promise<FetchOutcome> {
     const exchange = new Exchange(call, resolve);
     // Answered already: the crawl was stopping before the request was made.
     if (exchange.done) return;
-    const timeoutMs = call.request.limits.fetchTimeoutMs;
+    const limits = call.request.limits;
+    const timeoutMs = limits.socketTimeoutMs !== undefined ? Math.min(limits.socketTimeoutMs, limits.fetchTimeoutMs) : limits.fetchTimeoutMs;
     try {
       call.dispatcher.dispatch({
         origin: call.request.url.origin, path: call.path, method: call.method, headers: call.headers, body: call.body,

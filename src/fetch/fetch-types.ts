@@ -13,6 +13,8 @@ export interface FetchLimits {
   readonly fetchTimeoutMs: number;
   /** trawl_limits.connect_timeout */
   readonly connectTimeoutMs: number;
+  /** trawl_limits.socket_timeout: longest wait for the headers and between two pieces of the body (absent: fetchTimeoutMs). */
+  readonly socketTimeoutMs?: number | undefined;
   /** cut_off: largest (decompressed) document; undefined = no limit. */
   readonly cutOffBytes: number | undefined;
   /** What the cut-off is called in messages: "cut_off" unless a reader's own limit stands in for it. */

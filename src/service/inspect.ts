@@ -19,7 +19,7 @@ import { normalizeUrl } from '../core/url.ts';
 import type { CollectionSettings } from '../config/registry.ts';
 import { canonicalizerOf } from '../engine/runtime.ts';
 import { documentOptionsOf } from '../sinks/collection-feeder.ts';
-import { buildDocument, charsetOfHeader, decodeText, isTextMime, type SearchDocument } from '../sinks/document.ts';
+import { buildDocument, charsetOfHeader, decodeText, DOCUMENT_SCHEMAS, isTextMime, sinkDocument, type DocumentSchema } from '../sinks/document.ts';
 import { destinationsOf } from '../sinks/feeding.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import { CRASH_STRIKES_MASK, URI_FLAGS, type CrawlStore, type FrontierEntry, type UriRecord } from '../store/crawl-store.ts';
@@ -202,6 +202,8 @@ export interface ExportOptions {
   readonly body: boolean;
   /** The search document the sinks receive (src/sinks/document.ts). */
   readonly document: boolean;
+  /** The document's schema; default the one the collection's sinks write (exportSchemaOf). */
+  readonly schema?: DocumentSchema;
   /** The body as stored, in base64 even when it is text (`--format files` writes the bytes). */
   readonly raw?: boolean;
   /** Lines per page at most. */
@@ -216,7 +218,25 @@ export interface ExportItem extends RecordView {
   readonly collection: string;
   readonly body?: BodyView;
   readonly bodyMissing?: string;
-  readonly document?: SearchDocument;
+  /** The search document as a sink of the export's schema writes it. */
+  readonly document?: Readonly<Record<string, unknown>>;
+  /** Why there is no document: the schema does not index this record (open_crawler: a file not in binary_mime_types). */
+  readonly documentMissing?: string;
+}
+
+export { DOCUMENT_SCHEMAS, type DocumentSchema };
+
+/**
+ * The schema `trawl export --document` uses when none is asked for: the one
+ * the collection's document sinks write (open_crawler for a collection read
+ * from Elastic YAML), app_search when no sink names one.
+ */
+export function exportSchemaOf(s: CollectionSettings): DocumentSchema {
+  for (const sink of Object.values(s.sinks)) {
+    const schema = sink.schema as DocumentSchema | undefined;
+    if (schema !== undefined && DOCUMENT_SCHEMAS.includes(schema)) return schema;
+  }
+  return 'app_search';
 }
 
 export interface ExportPage {
@@ -256,6 +276,7 @@ export async function exportPage(v: CollectionView, sel: ExportSelection, from: 
   const limit = Math.max(1, o.limit);
   const items: ExportItem[] = [];
   const destination = destinationsOf(v.settings, v.name).values().next().value ?? v.name;
+  if (o.document && o.schema === undefined) o = { ...o, schema: exportSchemaOf(v.settings) };
   let pos = from;
   let scanned = 0;
   let bytes = 0;
@@ -283,9 +304,12 @@ async function exportItem(v: CollectionView, r: UriRecord, o: ExportOptions, des
   if (!(o.body || o.document)) return base;
   const doc = r.contentRef !== undefined ? await v.content.get(r.contentRef) : undefined;
   if (!doc) return r.contentRef !== undefined ? { ...base, bodyMissing: `the content store no longer holds ${r.contentRef}` } : base;
-  return {
-    ...base,
-    ...(o.body ? { body: bodyView(doc, o.raw) } : {}),
-    ...(o.document ? { document: buildDocument({ record: r, body: doc.body, mime: doc.mime, charset: charsetOfHeader(doc.header) }, { ...documentOptionsOf(v.settings), collection: destination, crawlCollection: v.name }) } : {}),
-  };
+  let document: Pick<ExportItem, 'document' | 'documentMissing'> = {};
+  if (o.document) {
+    const schema = o.schema ?? 'app_search';
+    const built = buildDocument({ record: r, body: doc.body, mime: doc.mime, charset: charsetOfHeader(doc.header) }, { ...documentOptionsOf(v.settings), collection: destination, crawlCollection: v.name, openCrawler: schema === 'open_crawler' });
+    const json = sinkDocument(built, schema);
+    document = json !== undefined ? { document: json } : { documentMissing: `the ${schema} schema does not index ${doc.mime} (trawl_extraction.binary_mime_types)` };
+  }
+  return { ...base, ...(o.body ? { body: bodyView(doc, o.raw) } : {}), ...document };
 }

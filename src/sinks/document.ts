@@ -227,9 +227,10 @@ function declaredCharset(bytes: Uint8Array): string | undefined {
   return /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(head)?.[1]?.toLowerCase();
 }
 
-export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
+/** The text of a body: its Content-Type's charset, else the one its HTML declares, else `fallback` (trawl_extraction.default_charset). */
+export function decodeText(bytes: Uint8Array, charset: string | undefined, fallback = 'utf-8'): string {
   try {
-    return new TextDecoder(charset ?? declaredCharset(bytes) ?? 'utf-8').decode(bytes);
+    return new TextDecoder(charset ?? declaredCharset(bytes) ?? fallback).decode(bytes);
   } catch {
     return new TextDecoder('utf-8').decode(bytes);
   }
@@ -274,6 +275,8 @@ export interface DocumentOptions {
   readonly excludeTags?: ReadonlyMap<string, ReadonlySet<string>>;
   /** trawl_elastic.full_html: an HTML page's document carries its whole HTML as full_html. */
   readonly fullHtml?: boolean;
+  /** trawl_extraction.default_charset: a text page's encoding when neither its Content-Type nor its HTML names one (default utf-8). */
+  readonly defaultCharset?: string;
   /** Build the open_crawler form too (a sink of the collection writes it). */
   readonly openCrawler?: boolean;
 }
@@ -326,13 +329,13 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
   const tagBytes = L.elasticTagBytes ?? 512;
   const dataBytes = L.dataAttributeBytes ?? 512;
   const maxLinks = o.allLinks ? (o.maxLinks ?? 1000) : L.indexedLinks;
-  const html = isHtml ? decodeText(src.body, src.charset) : undefined;
+  const html = isHtml ? decodeText(src.body, src.charset, o.defaultCharset) : undefined;
   const page = html !== undefined ? readElasticPage(html, url, { maxLinks, maxHeadings: L.headings, excludeTags: o.excludeTags?.get(u.origin) }) : undefined;
   const fullHtml = o.fullHtml && html !== undefined && html !== '' ? html : undefined;
   const ruleFields = o.rulesets?.length ? applyRulesets(o.rulesets, url, page?.dom) : new Map<string, FieldValue>();
   let text: string | undefined;
   if (page) text = page.body;
-  else if (isText) text = decodeText(src.body, src.charset);
+  else if (isText) text = decodeText(src.body, src.charset, o.defaultCharset);
 
   // The Site Search forms (class swiftype, data-swiftype-name) are App Search's only; the Elastic ones win a tie.
   const custom = page

@@ -109,6 +109,7 @@ describe('Elastic crawler YAML: valid files', () => {
       max_description_bytes: 512,
       max_indexed_links: 20,
       max_headings: 30,
+      socket_timeout: 10, // Elastic's default, written where the YAML does not set it
     });
     assert.equal(at(c, 'cut_off'), 20971520);
     assert.equal(at(c, 'truncate'), false);
@@ -203,6 +204,8 @@ describe('Elastic crawler YAML: valid files', () => {
       cut_off: 10485760,
       truncate: false,
       fetch_timeout: 60,
+      // The Open Crawler indexes each page under its own URL, same content or not.
+      diffcheck: false,
     });
     // The Elastic crawler's content deletion: a purge phase after each cycle, and a 5xx deletes after three failing cycles.
     assert.equal(at(c, 'trawl_purge|enabled'), true);
