@@ -425,6 +425,12 @@ export class CollectionCrawl {
     return this.seeder.requeueKnown(pick, front);
   }
 
+  /** A sub-collection's own refresh (trawl serve): its known URIs queued again as its refresh_mode says (Seeder.refreshSub). */
+  async refreshSub(sub: string): Promise<number> {
+    await this.prepare();
+    return this.seeder.refreshSub(sub);
+  }
+
   /**
    * Queues these URLs again, even if already fetched in this cycle
    * (CollectionRefetchURI); with `refeed`, the document is fed again after

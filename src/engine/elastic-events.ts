@@ -94,6 +94,11 @@ export function crawlEnd(crawl: ElasticCrawl, outcome: 'success' | 'failure', me
   return base(crawl, 'event', { 'event.type': 'end', 'event.action': 'crawl-end', 'event.outcome': outcome, 'crawler.crawl.resume_possible': resumePossible, message });
 }
 
+/** An automatic crawl that fell due while another ran and was not started (the Elastic crawl status `skipped`). */
+export function crawlSkipped(crawl: ElasticCrawl, message: string): Ecs {
+  return base(crawl, 'event', { 'event.type': 'end', 'event.action': 'crawl-skipped', 'event.outcome': 'unknown', 'crawler.crawl.status': 'skipped', message });
+}
+
 export function crawlSeed(crawl: ElasticCrawl, count: number): Ecs {
   return base(crawl, 'event', { 'event.type': 'change', 'event.action': 'crawl-seed', 'crawler.crawl.seed_urls.count': count, 'crawler.url.type': 'content' });
 }

@@ -260,6 +260,19 @@ export class Seeder {
     return n;
   }
 
+  /**
+   * A sub-collection's own `refresh` in `trawl serve` (service/sub-refresh.ts): its known URIs queued again
+   * as its refresh_mode says: scratch (and adaptive) first drops what of it is still queued; prepend queues
+   * in front; soft leaves out the sites with URIs still queued; append queues at the back.
+   */
+  async refreshSub(sub: string): Promise<number> {
+    const env = this.env;
+    const mode = env.rt.settingsFor(sub).refreshMode;
+    if (mode === 'scratch' || mode === 'adaptive') await env.store.dropQueued(env.name, undefined, undefined, { names: [sub], except: false });
+    const busy = mode === 'soft' ? new Set((await env.store.sitesWithWork(env.name)).map((w) => w.site)) : undefined;
+    return this.requeueKnown((u) => env.rt.subOf(u) === sub && !(busy?.has(siteOf(u)) ?? false), mode === 'prepend');
+  }
+
   /** Queues these URLs again, even if already fetched in this cycle; `refeed`: fed again even when unchanged. */
   async requeueUrls(urls: readonly string[], front: boolean, refeed: boolean): Promise<number> {
     const rt = this.env.rt;
