@@ -667,7 +667,7 @@ const POLITENESS = section({
 const TRAWL_PURGE = section({
   name: 'trawl_purge', key: 'purge', honoured: 'full', meaning: 'The Elastic crawler\'s purge phase (the Elastic YAML converter turns it on).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'enabled', key: 'enabled', honoured: 'full', type: 'boolean', default: false, meaning: 'With refresh_mode scratch: a cycle crawls what its start URIs lead to, instead of every known URI again; then the documents it did not reach are fetched, and deleted from the store and the sinks when they answer 3xx or 4xx (docs/crawling.md, *The purge phase*).', spec: X }),
+    attrib({ name: 'enabled', key: 'enabled', honoured: 'full', type: 'boolean', default: false, meaning: 'With refresh_mode scratch: a cycle crawls what its start URIs lead to, instead of every known URI again; then the documents it did not reach are fetched, and deleted from the store and the sinks when they answer 3xx or 4xx (docs/crawling.md, *The purge phase*). A document whose page answers 5xx is sent to the sinks marked inaccessible until http_errors deletes it.', spec: X }),
   ],
 });
 
