@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite, type HostSpec } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
+import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 
 const SLOW_MS = 9000;
@@ -37,17 +39,24 @@ function routes(ip: string): HostSpec['routes'] {
 }
 
 describe('a sub-collection\'s own refresh_mode', () => {
-  const ips = ['127.0.133.71', '127.0.133.72', '127.0.133.73', '127.0.133.74'];
+  const ips = ['127.0.133.71', '127.0.133.72', '127.0.133.73', '127.0.133.74', '127.0.133.75', '127.0.133.76'];
   let site: FixtureSite;
   const dir = tempDir('trawl-submode-');
+  // The same drop in the PostgreSQL dialect of the crawl store, when PostgreSQL is installed.
+  const noPostgres = skipUnless(TOOLS.postgres);
+  let pg: PostgresServer | undefined;
 
   before(async () => {
     site = await startFixtureSite(ips.map((ip) => ({ ip, routes: routes(ip) })));
+    if (!noPostgres) pg = await startPostgres();
   });
-  after(() => site.close());
+  after(async () => {
+    await site.close();
+    await pg?.stop();
+  });
 
   /** Crawls two cycles: `mainIp` the collection's with `mainMode`, `subIp` a sub-collection's with `subMode`. */
-  async function crawl(name: string, mainIp: string, mainMode: string, subIp: string, subMode: string) {
+  async function crawl(name: string, mainIp: string, mainMode: string, subIp: string, subMode: string, store: readonly string[] = []) {
     const file = join(dir, `${name}.xml`);
     writeFileSync(file, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="${name}">
       <attrib name="start_uris" type="list-string"><member>${site.host(mainIp).url('/')}</member><member>${site.host(subIp).url('/')}</member></attrib>
@@ -58,7 +67,7 @@ describe('a sub-collection\'s own refresh_mode', () => {
       <SubDomain name="other"><section name="include_domains"><attrib name="exact" type="list-string"><member>${subIp}</member></attrib></section>
         <attrib name="refresh_mode" type="string">${subMode}</attrib></SubDomain>
     </DomainSpecification></CrawlerConfig>`);
-    const r = await runTrawl(['crawl', '--data', join(dir, name), '--allow-loopback', '--cycles', '2', '--json', file], { timeoutMs: 90_000 });
+    const r = await runTrawl(['crawl', ...store, '--data', join(dir, name), '--allow-loopback', '--cycles', '2', '--json', file], { timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.err);
     // No warning: the sub-collection's mode is applied.
     assert.doesNotMatch(r.err, /refresh_mode/);
@@ -77,15 +86,18 @@ describe('a sub-collection\'s own refresh_mode', () => {
     await Promise.all([
       crawl('mainappend', ips[0]!, 'append', ips[1]!, 'scratch'),
       crawl('mainscratch', ips[2]!, 'scratch', ips[3]!, 'append'),
+      ...(pg ? [crawl('pgappend', ips[4]!, 'append', ips[5]!, 'scratch', ['--store', await pg.createDatabase()])] : []),
     ]);
+    const append = [ips[0]!, ips[3]!, ...(pg ? [ips[4]!] : [])];
+    const scratch = [ips[1]!, ips[2]!, ...(pg ? [ips[5]!] : [])];
     // append (the collection's, then the sub-collection's): /next, left queued, is the second cycle's first fetch;
     // the known URIs are queued after it. (/slow links it again, queued in the first cycle: it may be fetched once more.)
-    for (const ip of [ips[0]!, ips[3]!]) {
+    for (const ip of append) {
       const second = secondCycle(ip);
       assert.deepEqual(second.slice(0, 3), ['/next', '/', '/slow'], `${ip}: ${second.join(' ')}`);
     }
     // scratch (the sub-collection's, then the collection's): /next was dropped; the cycle finds it again only in the new /slow.
-    for (const ip of [ips[1]!, ips[2]!]) {
+    for (const ip of scratch) {
       const second = secondCycle(ip);
       assert.deepEqual(second, ['/', '/slow', '/next'], `${ip}: ${second.join(' ')}`);
     }
