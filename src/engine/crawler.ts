@@ -223,7 +223,8 @@ export class CollectionCrawl {
     let abandoned = 0;
     if (stoppedBy === 'refresh') {
       const left = (await this.store.counts(env.name)).queued;
-      const fate = env.rt.settings.refreshMode === 'scratch' || env.rt.settings.refreshMode === 'adaptive' ? 'dropped when the next cycle starts (refresh_mode scratch)' : `crawled in the next cycle (refresh_mode ${env.rt.settings.refreshMode})`;
+      const fate = RefreshModes.of(env.rt).mixed ? 'dropped or kept when the next cycle starts, as the refresh_mode of the collection or of their sub-collection says'
+        : env.rt.settings.refreshMode === 'scratch' || env.rt.settings.refreshMode === 'adaptive' ? 'dropped when the next cycle starts (refresh_mode scratch)' : `crawled in the next cycle (refresh_mode ${env.rt.settings.refreshMode})`;
       this.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name} ends: its refresh period (${env.rt.settings.refreshMin} min) is over; the ${left} URIs left queued are ${fate}` });
     }
     if (limitStop) {
