@@ -464,9 +464,9 @@ export class CrawlerService {
         this.o.log.warn({ collection: mc.name, err }, 'the skipped cycle is not recorded in the crawl store');
       }
       this.o.log.info({ collection: mc.name, subcollection: sub, cycleId: row.id }, `automatic crawl skipped: ${reason}`);
-      const events = this.eventSink(mc.name);
-      events({ type: 'cycle', message: `automatic crawl skipped (cycle ${row.id}, status skipped): ${reason}` });
-      if (mc.settings.elastic.events) events({ type: 'elastic', message: 'crawl-skipped', ecs: crawlSkipped({ id: row.id }, reason) });
+      // The event log: trawl's line, or with trawl_elastic.events the Elastic crawler's record (its crawl id the skipped cycle's).
+      const message = `automatic crawl skipped (cycle ${row.id}, status skipped): ${reason}`;
+      this.eventSink(mc.name)({ type: 'cycle', message, ...(mc.settings.elastic.events ? { ecs: crawlSkipped({ id: row.id }, reason) } : {}) });
       arm();
     };
     arm();
