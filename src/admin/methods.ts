@@ -264,6 +264,8 @@ export const METHODS: Readonly<Record<string, MethodDef>> = {
       status: d.status, activity: d.activity, ...(d.waitingFor !== undefined ? { waitingFor: d.waitingFor } : {}), ...(d.nextCycleMs !== undefined ? { nextCycle: new Date(d.nextCycleMs) } : {}),
       // The Elastic crawl lifecycle (cycle-lifecycle.ts): the running or last cycle's ID and status.
       ...(y !== undefined ? { cycleId: y.id, cycleStatus: y.status, cycleEpoch: y.epoch, cycleStarted: new Date(y.startedMs), ...(y.endedMs !== undefined ? { cycleEnded: new Date(y.endedMs) } : {}), ...(y.stoppedBy !== undefined ? { cycleStoppedBy: y.stoppedBy } : {}) } : {}),
+      // The last automatic start skipped because a cycle was running (status skipped).
+      ...(d.skipped !== undefined ? { skippedCycleId: d.skipped.id, skippedAt: new Date(d.skipped.startedMs), skippedReason: d.skipped.stoppedBy ?? '' } : {}),
     };
   } },
 };

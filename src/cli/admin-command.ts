@@ -95,11 +95,12 @@ function untilText(ms: number, nowMs: number): string {
 }
 
 /** One line for `trawl admin status`: the MS-FSCADM status with what the collection does now (trawl.CollectionGetStatus). */
-export function statusLine(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown; cycleId?: unknown; cycleStatus?: unknown; cycleEpoch?: unknown; cycleStoppedBy?: unknown }, nowMs = Date.now()): string {
+export function statusLine(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown; cycleId?: unknown; cycleStatus?: unknown; cycleEpoch?: unknown; cycleStoppedBy?: unknown; skippedCycleId?: unknown; skippedReason?: unknown }, nowMs = Date.now()): string {
   const activity = activityText(d, nowMs);
   if (typeof d.cycleId !== 'string') return activity;
   const by = typeof d.cycleStoppedBy === 'string' ? ` (${d.cycleStoppedBy})` : '';
-  return `${activity}\ncycle ${String(d.cycleEpoch)} ${d.cycleId}: ${String(d.cycleStatus)}${by}`;
+  const skipped = typeof d.skippedCycleId === 'string' ? `\nlast skipped ${d.skippedCycleId}: skipped (${String(d.skippedReason)})` : '';
+  return `${activity}\ncycle ${String(d.cycleEpoch)} ${d.cycleId}: ${String(d.cycleStatus)}${by}${skipped}`;
 }
 
 function activityText(d: { status?: unknown; activity?: unknown; waitingFor?: unknown; nextCycle?: unknown }, nowMs: number): string {

@@ -90,21 +90,16 @@ export function honouredWarnings(c: CollectionConfig, node?: string | null): Dia
   };
   walk(COLLECTION, c.root, '', '');
   for (const [name, tree] of c.nodes) if (node === undefined || node === name) walk(COLLECTION, tree, '', `@node:${name}.`);
-  // What MS-FSCCFG 2.2.4.33 lets a sub-collection set but this version applies only collection-wide.
+  // A sub-collection's own refresh_mode applies to its URIs (engine/refresh-modes.ts), but adaptive is the collection's alone.
   for (const [sub, tree] of c.root.sections.get('subdomains')?.sections ?? []) {
-    for (const name of SUB_COLLECTION_WIDE) {
-      const v = tree.attribs.get(name);
-      const own = c.root.attribs.get(name) ?? COLLECTION.attribs.find((a) => a.name === name)?.default;
-      if (v === undefined || (own !== undefined && sameValue(v, own))) continue;
-      const p = `subdomains.${sub}.${name}`;
-      warn(p, p, `is not applied per sub-collection: the collection's ${name} (${own === undefined ? 'unset' : showValue(own)}) decides for its URIs`, `${p} = ${showValue(v)}`);
-    }
+    const v = tree.attribs.get('refresh_mode');
+    const own = c.root.attribs.get('refresh_mode') ?? COLLECTION.attribs.find((a) => a.name === 'refresh_mode')?.default;
+    if (v === undefined || own === undefined || sameValue(v, own) || (v !== 'adaptive' && own !== 'adaptive')) continue;
+    const p = `subdomains.${sub}.refresh_mode`;
+    warn(p, p, `is not applied: with refresh_mode adaptive on one side, the collection's refresh_mode (${showValue(own)}) decides for the sub-collection's URIs`, `${p} = ${showValue(v)}`);
   }
   return out;
 }
-
-/** Sub-collection parameters applied only as the collection sets them (docs/crawling.md, *Sub-collections*). */
-const SUB_COLLECTION_WIDE = ['refresh_mode'] as const;
 
 const SCOPE_SECTIONS = ['include_domains', 'include_uris'] as const;
 

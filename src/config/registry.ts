@@ -684,7 +684,7 @@ const POLITENESS = section({
 const TRAWL_PURGE = section({
   name: 'trawl_purge', key: 'purge', honoured: 'full', meaning: 'The Elastic crawler\'s purge phase (the Elastic YAML converter turns it on).', spec: X, sections: [],
   attribs: [
-    attrib({ name: 'enabled', key: 'enabled', honoured: 'full', type: 'boolean', default: false, meaning: 'With refresh_mode scratch: a cycle crawls what its start URIs lead to, instead of every known URI again; then the documents it did not reach are fetched, and deleted from the store and the sinks when they answer 3xx or 4xx (docs/crawling.md, *The purge phase*).', spec: X }),
+    attrib({ name: 'enabled', key: 'enabled', honoured: 'full', type: 'boolean', default: false, meaning: 'With refresh_mode scratch: a cycle crawls what its start URIs lead to, instead of every known URI again; then the documents it did not reach are fetched, and deleted from the store and the sinks when they answer 3xx or 4xx (docs/crawling.md, *The purge phase*). A document whose page answers 5xx is sent to the sinks marked inaccessible until http_errors deletes it.', spec: X }),
   ],
 });
 
@@ -774,7 +774,7 @@ const COLLECTION_ATTRIBS = [
   attrib({ name: 'send_links_to', key: 'sendLinksTo', honoured: 'full', type: 'string', meaning: 'Collection that receives every extracted link.', spec: S }),
   attrib({ name: 'cookie_timeout', key: 'cookieTimeoutS', honoured: 'full', type: 'integer', default: 900, min: 0, unit: 's', meaning: 'How long a session cookie (one without Expires or Max-Age) is kept.', spec: S }),
   attrib({ name: 'refresh_when_idle', key: 'refreshWhenIdle', honoured: 'full', type: 'boolean', default: false, meaning: 'Start the next refresh cycle as soon as the crawl is idle (single node only).', spec: S }),
-  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: 'full', type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive.', spec: S }),
+  attrib({ name: 'refresh_mode', key: 'refreshMode', honoured: 'full', type: 'string', default: 'scratch', allowed: ['append', 'prepend', 'scratch', 'soft', 'adaptive'], sub: true, meaning: 'What a new refresh cycle does with the queue: append, prepend, scratch, soft or adaptive. A sub-collection\'s own mode applies to its URIs (at each cycle start, and at its own refresh in trawl serve); adaptive only as the collection\'s mode.', spec: S }),
 ] as const;
 
 const COLLECTION_SECTIONS = [

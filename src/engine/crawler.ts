@@ -38,6 +38,7 @@ import { LIMIT_PARAMETER } from './cycle-limits.ts';
 import { CycleStats, STATS_SAVE_INTERVAL_MS, type Counters } from './cycle-stats.ts';
 import { DuplicateDetector } from './duplicates.ts';
 import { queuePurge } from './purge.ts';
+import { RefreshModes } from './refresh-modes.ts';
 import type { AddedUris, Seeder } from './seeding.ts';
 import type { SiteTasks } from './site-task.ts';
 
@@ -227,7 +228,8 @@ export class CollectionCrawl {
     let abandoned = 0;
     if (stoppedBy === 'refresh') {
       const left = (await this.store.counts(env.name)).queued;
-      const fate = env.rt.settings.refreshMode === 'scratch' || env.rt.settings.refreshMode === 'adaptive' ? 'dropped when the next cycle starts (refresh_mode scratch)' : `crawled in the next cycle (refresh_mode ${env.rt.settings.refreshMode})`;
+      const fate = RefreshModes.of(env.rt).mixed ? 'dropped or kept when the next cycle starts, as the refresh_mode of the collection or of their sub-collection says'
+        : env.rt.settings.refreshMode === 'scratch' || env.rt.settings.refreshMode === 'adaptive' ? 'dropped when the next cycle starts (refresh_mode scratch)' : `crawled in the next cycle (refresh_mode ${env.rt.settings.refreshMode})`;
       this.events.emit({ type: 'cycle', message: `cycle ${env.epoch} of ${env.name} ends: its refresh period (${env.rt.settings.refreshMin} min) is over; the ${left} URIs left queued are ${fate}` });
     }
     if (limitStop) {
@@ -349,11 +351,12 @@ export class CollectionCrawl {
       this.setEpoch(row.epoch + 1);
       await this.lifecycle.open(this.env.epoch, false, cycleStartedMs);
       await this.store.updateCollection(name, { epoch: this.env.epoch, cycleStartedMs });
-      // MS-FSCCFG 2.2.3 refresh_mode: scratch truncates what the last cycle left queued.
-      // (URIs sent by another collection for this new cycle stay.)
-      if (rt.settings.refreshMode === 'scratch' || rt.settings.refreshMode === 'adaptive') await this.store.dropQueued(name, undefined, this.env.epoch);
+      // MS-FSCCFG 2.2.3 refresh_mode, the collection's and each sub-collection's own (refresh-modes.ts):
+      // scratch truncates what the last cycle left queued (URIs sent by another collection for this new cycle stay).
+      const modes = RefreshModes.of(rt);
+      await modes.dropStale(this.store, name, this.env.epoch);
       // soft: "a site is not refreshed until the crawl queue is empty" (MS-FSCCFG 2.2.3 refresh_mode).
-      if (rt.settings.refreshMode === 'soft') unrefreshed = new Map((await this.store.sitesWithWork(name)).map((w) => [w.site, w.oldestEpoch]));
+      if (modes.uses('soft')) unrefreshed = new Map((await this.store.sitesWithWork(name)).map((w) => [w.site, w.oldestEpoch]));
       if (this.events.elastic) this.events.emitElastic(crawlStart(this.events.elastic, false));
       this.events.emit({ type: 'cycle', message: `starting cycle ${this.env.epoch} of ${name}` });
     }
@@ -363,10 +366,12 @@ export class CollectionCrawl {
     const { limits } = this.env;
     limits.begin(cycleStartedMs, limits.needsCounts ? await this.store.cycleRecordCounts(name, this.env.epoch) : undefined);
     for (const uri of crashed) await this.setAside(uri);
-    this.env.softSites = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
+    const held = unrefreshed !== undefined && unrefreshed.size > 0 ? unrefreshed : undefined;
+    // Links to a held site that an earlier cycle saw are not queued again: only when the collection's own mode is soft.
+    this.env.softSites = rt.settings.refreshMode === 'soft' ? held : undefined;
     await this.lifecycle.set('starting');
     await this.env.adaptive?.begin(cycleStartedMs, this.now);
-    await this.seeder.seed(this.env.softSites);
+    await this.seeder.seed(held);
     for (const w of await this.store.sitesWithWork(name)) this.env.sched.addWork(w.site, w.queued);
     // refresh_mode adaptive: the first minor cycle takes its URIs (adaptive-refresh.ts).
     await this.env.adaptive?.beginMinor();
@@ -433,6 +438,12 @@ export class CollectionCrawl {
   async requeueKnown(pick: (url: URL) => boolean, front = false): Promise<number> {
     await this.prepare();
     return this.seeder.requeueKnown(pick, front);
+  }
+
+  /** A sub-collection's own refresh (trawl serve): its known URIs queued again as its refresh_mode says (Seeder.refreshSub). */
+  async refreshSub(sub: string): Promise<number> {
+    await this.prepare();
+    return this.seeder.refreshSub(sub);
   }
 
   /**

@@ -12,10 +12,13 @@
  * A cycle canceled or failed is unfinished in the crawl store: the next run
  * resumes it, under the same ID, and its status moves on from pending again.
  * (The Elastic crawler's cancel is final; trawl's refresh cycles resume.)
- * `skipped` is never written: Elastic skips an automatic crawl that falls
- * due while another runs, and a trawl refresh cycle never overlaps the
- * next, since `refresh` ends a cycle at its boundary and the next one then
- * starts.
+ * `skipped` marks an automatic start that did not happen: in `trawl
+ * serve`, a sub-collection's own `refresh` that falls due while a cycle of
+ * the collection runs (crawler-service.ts watchSkips) gets a row of its
+ * own, a new ID, the running cycle's epoch, and status `skipped` from the
+ * start, as Elastic skips an automatic crawl that falls due while another
+ * is active. (The collection's own `refresh` never falls due during a
+ * cycle: it ends the cycle at its boundary and the next one starts.)
  *
  * `current` is synchronous, for whoever reports on the cycle while it runs
  * (the event logs, CollectionGetStatus); each change is also handed to
@@ -59,7 +62,8 @@ export class CycleLifecycle {
    */
   async open(epoch: number, resumed: boolean, startedMs: number): Promise<CycleRow> {
     let id: string | undefined;
-    if (resumed) id = (await this.store.listCycles(this.name, 1)).find((c) => c.epoch === epoch)?.id;
+    // Not a skipped one: that records an automatic start that did not happen (crawler-service.ts).
+    if (resumed) id = (await this.store.listCycles(this.name, 20)).find((c) => c.epoch === epoch && c.status !== 'skipped')?.id;
     this.row = { id: id ?? newCycleId(startedMs), epoch, status: 'pending', statusMs: this.now(), startedMs, endedMs: undefined, stoppedBy: undefined };
     await this.write();
     return this.row;

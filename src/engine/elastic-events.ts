@@ -111,6 +111,11 @@ export function crawlStatus(crawl: ElasticCrawl, status: Readonly<Record<string,
   return base(crawl, 'metric', { ...prefixed(status, 'crawler.status'), 'event.type': 'info', 'event.action': 'crawl-status' });
 }
 
+/** An automatic crawl that fell due while another ran and was not started (the Elastic crawl status `skipped`). */
+export function crawlSkipped(crawl: ElasticCrawl, message: string): Ecs {
+  return base(crawl, 'event', { 'event.type': 'end', 'event.action': 'crawl-skipped', 'event.outcome': 'unknown', 'crawler.crawl.status': 'skipped', message });
+}
+
 export function crawlSeed(crawl: ElasticCrawl, count: number): Ecs {
   return base(crawl, 'event', { 'event.type': 'change', 'event.action': 'crawl-seed', 'crawler.crawl.seed_urls.count': count, 'crawler.url.type': 'content' });
 }

@@ -141,7 +141,11 @@ export class OutcomeWriter {
         if (wasFed(previous)) env.limits.noteDocuments(-1);
         await env.content.delete(previous.contentRef);
       } else {
-        await this.commit(ctx, rec, ctx.links, status);
+        // trawl_purge (the Elastic crawler's rule): a fed document whose page answers 5xx is kept, and the destinations
+        // get it marked inaccessible (sinks/feeder.ts), until http_errors deletes it (5xx DELETE:3, three cycles in a row).
+        const inaccessible = o.httpStatus !== undefined && o.httpStatus >= 500 && o.httpStatus < 600 && env.rt.settings.purge.enabled
+          && (wasFed(previous) || (previous?.status === 'error' && previous.contentRef !== undefined));
+        await this.commit(ctx, rec, ctx.links, inaccessible ? [...this.feedOps(uri.url, 'inaccessible'), ...status] : status);
       }
     }
     // A transport failure may have closed the site (max_backoff_counter): what it has queued waits for the next cycle.

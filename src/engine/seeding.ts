@@ -18,6 +18,7 @@ import type { CollectionSettings } from '../config/registry.ts';
 import type { SiteState } from '../frontier/site-scheduler.ts';
 import { URI_FLAGS, type CrawlStore, type QueuedUri, type UriRecord } from '../store/crawl-store.ts';
 import type { CycleEnv } from './cycle-env.ts';
+import { RefreshModes } from './refresh-modes.ts';
 
 /** Records read at once when a refresh or an operator's refetch walks the crawl store (recordPages). */
 const RECORD_PAGE = 5000;
@@ -80,7 +81,8 @@ export class Seeder {
   /**
    * Start URIs (start_uris, start_uri_files, per sub-collection too), then
    * the URIs the crawl store knows; none of the sites in `unrefreshed`
-   * (refresh_mode soft: they still have an earlier cycle's queue to crawl).
+   * (refresh_mode soft: they still have an earlier cycle's queue to crawl)
+   * whose URIs have mode soft (the collection's, or their sub-collection's own).
    */
   async seed(unrefreshed?: ReadonlyMap<string, number>): Promise<void> {
     const env = this.env;
@@ -107,7 +109,11 @@ export class Seeder {
       }, sub.name);
     }
     if (rt.settings.useSitemaps) for (const u of rt.settings.sitemaps.urls ?? []) seeds.push({ url: u, sub: undefined, flags: URI_FLAGS.SITEMAP });
+    // refresh_mode, the collection's and each sub-collection's own (refresh-modes.ts): soft holds a site with URIs still queued; prepend queues in front.
+    const modes = RefreshModes.of(rt);
+    const heldSite = (site: string, sub: string | undefined): boolean => unrefreshed?.has(site) === true && modes.modeOf(sub) === 'soft';
     const batch: QueuedUri[] = [];
+    const front: QueuedUri[] = [];
     for (const s of seeds) {
       const url = env.normalize(s.url);
       if (!url) {
@@ -121,48 +127,60 @@ export class Seeder {
         continue;
       }
       const site = siteOf(u);
-      if (unrefreshed?.has(site)) continue;
-      batch.push({ url, site, depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub: s.sub ?? rt.subOf(u), flags: s.flags });
+      const sub = s.sub ?? rt.subOf(u);
+      if (heldSite(site, sub)) continue;
+      (modes.modeOf(sub) === 'prepend' ? front : batch).push({ url, site, depth: 0, hops: 0, redirects: 0, parent: undefined, priority: rt.priorityOf(u, true), sub, flags: s.flags });
     }
     // A refresh re-queues every URI the crawl store knows, so unchanged
     // pages (304s, which carry no links) are still refetched; a page of
     // records at a time (recordPages). The start URIs go first either way:
     // prepended, they are put in front last.
-    const prepend = rt.settings.refreshMode === 'prepend';
-    if (!prepend) await env.store.enqueue(env.name, env.epoch, batch, false);
+    if (batch.length > 0 || front.length === 0) await env.store.enqueue(env.name, env.epoch, batch, false);
     const elastic = env.events.elastic;
-    if (elastic && batch.length > 0) {
-      env.events.emitElastic(crawlSeed(elastic, batch.length));
-      for (const q of batch) env.events.emitElastic(urlSeed(elastic, q.url, undefined, 1, q.flags === URI_FLAGS.SITEMAP ? 'sitemap' : 'seed_list'));
+    if (elastic && batch.length + front.length > 0) {
+      env.events.emitElastic(crawlSeed(elastic, batch.length + front.length));
+      for (const q of [...front, ...batch]) env.events.emitElastic(urlSeed(elastic, q.url, undefined, 1, q.flags === URI_FLAGS.SITEMAP ? 'sitemap' : 'seed_list'));
     }
     // The same walk fills the checksum filter before any page is fetched (duplicates.ts).
     const { dbswitch, dbswitchDelete } = rt.settings;
     let expiredCount = 0;
-    for await (const records of this.recordPages(prepend)) {
-      const known: QueuedUri[] = [];
-      const expired: string[] = [];
-      for (const r of records) {
-        if (r.status === 'deleted') continue;
-        // MS-FSCCFG 2.2.3 dbswitch: not processed in the last `dbswitch` cycles.
-        if (env.epoch - r.epoch > dbswitch) {
-          expiredCount++;
-          if (dbswitchDelete) {
-            expired.push(r.url);
-            continue;
+    // One walk queues at the back, in the order written, or in front, last page first; with sub-collections of
+    // both kinds, a walk forwards (which also expires and fills the filter) and one backwards for the prepend ones.
+    const walks = modes.mixed ? (modes.uses('prepend') ? [false, true] : [false]) : [modes.main === 'prepend'];
+    for (const [i, backwards] of walks.entries()) {
+      for await (const records of this.recordPages(backwards)) {
+        const known: QueuedUri[] = [];
+        const expired: string[] = [];
+        for (const r of records) {
+          if (r.status === 'deleted') continue;
+          let stale = false;
+          if (i === 0) {
+            // MS-FSCCFG 2.2.3 dbswitch: not processed in the last `dbswitch` cycles.
+            stale = env.epoch - r.epoch > dbswitch;
+            if (stale) {
+              expiredCount++;
+              if (dbswitchDelete) {
+                expired.push(r.url);
+                continue;
+              }
+            }
+            env.duplicates.noteRecord(r);
           }
+          const sub = modes.mixed ? rt.subOf(new URL(r.url)) : undefined;
+          const mode = modes.modeOf(sub);
+          if ((mode === 'prepend') !== backwards) continue;
+          if (heldSite(r.site, sub)) continue;
+          // trawl_purge: the cycle crawls from its start URIs; what it does not reach, the purge phase checks (purge.ts).
+          if (env.purges && mode === modes.main) continue;
+          // refresh_mode adaptive: each minor cycle queues the known URIs it takes (adaptive-refresh.ts).
+          if (env.adaptive) env.adaptive.noteRecord(r, stale);
+          else known.push(this.requeueOf(r));
         }
-        env.duplicates.noteRecord(r);
-        if (unrefreshed?.has(r.site)) continue;
-        // trawl_purge: the cycle crawls from its start URIs; what it does not reach, the purge phase checks (purge.ts).
-        if (env.purges) continue;
-        // refresh_mode adaptive: each minor cycle queues the known URIs it takes (adaptive-refresh.ts).
-        if (env.adaptive) env.adaptive.noteRecord(r, env.epoch - r.epoch > dbswitch);
-        else known.push(this.requeueOf(r));
+        if (expired.length > 0) await this.deleteExpired(expired);
+        await env.store.enqueue(env.name, env.epoch, known, backwards);
       }
-      if (expired.length > 0) await this.deleteExpired(expired);
-      await env.store.enqueue(env.name, env.epoch, known, prepend);
     }
-    if (prepend) await env.store.enqueue(env.name, env.epoch, batch, true);
+    if (front.length > 0) await env.store.enqueue(env.name, env.epoch, front, true);
     if (expiredCount > 0) {
       env.events.emit({
         type: 'cycle',
@@ -240,6 +258,19 @@ export class Seeder {
       if (batch.length > 0) n += await this.requeue(batch, front);
     }
     return n;
+  }
+
+  /**
+   * A sub-collection's own `refresh` in `trawl serve` (service/sub-refresh.ts): its known URIs queued again
+   * as its refresh_mode says: scratch (and adaptive) first drops what of it is still queued; prepend queues
+   * in front; soft leaves out the sites with URIs still queued; append queues at the back.
+   */
+  async refreshSub(sub: string): Promise<number> {
+    const env = this.env;
+    const mode = env.rt.settingsFor(sub).refreshMode;
+    if (mode === 'scratch' || mode === 'adaptive') await env.store.dropQueued(env.name, undefined, undefined, { names: [sub], except: false });
+    const busy = mode === 'soft' ? new Set((await env.store.sitesWithWork(env.name)).map((w) => w.site)) : undefined;
+    return this.requeueKnown((u) => env.rt.subOf(u) === sub && !(busy?.has(siteOf(u)) ?? false), mode === 'prepend');
   }
 
   /** Queues these URLs again, even if already fetched in this cycle; `refeed`: fed again even when unchanged. */

@@ -34,7 +34,9 @@ import { honouredWarnings } from '../config/honoured.ts';
 import { redactCollection, restoreMasked } from '../config/secrets.ts';
 import { writeConfigXml } from '../config/writer.ts';
 import { readConfigXml } from '../config/xml-reader.ts';
-import { queueSentLinks, type CrawlEvent, type CycleSummary } from '../engine/crawler.ts';
+import { queueSentLinks, type CollectionCrawl, type CrawlEvent, type CycleSummary } from '../engine/crawler.ts';
+import { newCycleId } from '../engine/cycle-lifecycle.ts';
+import { crawlSkipped } from '../engine/elastic-events.ts';
 import type { AddedUris } from '../engine/seeding.ts';
 
 export type { AddedUris, NotAdded } from '../engine/seeding.ts';
@@ -147,6 +149,8 @@ export interface StatusDetail {
   readonly nextCycleMs?: number;
   /** The running or last refresh cycle: its ID, refresh cycle number and Elastic status. */
   readonly cycle?: CycleRow;
+  /** The last automatic start skipped because a cycle was running (status `skipped`). */
+  readonly skipped?: CycleRow;
 }
 
 /** What CollectionAdd refuses a submitted job's configuration with for good (its message goes to the dead-letter queue). */
@@ -353,7 +357,9 @@ export class CrawlerService {
     const inst = this.role === 'node' ? this.o.installation : undefined;
     const routing = inst ? routingOf(inst, name) : undefined;
     // The last cycle's ID and status, for the status before this run's first cycle begins (unknown if the store cannot say).
-    mc.cycle ??= (await this.o.store.listCycles(name, 1).catch(() => []))[0];
+    const recent = await this.o.store.listCycles(name, 20).catch(() => []);
+    mc.cycle ??= recent.find((c) => c.status !== 'skipped');
+    mc.skipped ??= recent.find((c) => c.status === 'skipped');
     const subRefresh = new SubRefresh(mc.config, this.o.nodeName, s.refreshMin);
     while (!mc.isStopped) {
       const row = await this.o.store.getCollection(name);
@@ -373,7 +379,7 @@ export class CrawlerService {
             if (this.now() < sub.atMs) await mc.waitFor(sub.atMs - this.now(), 'refresh');
             else {
               subRefresh.done(sub.name, this.now());
-              const n = await this.refetch(name, sub.name);
+              const n = await this.refreshSub(name, sub.name);
               this.o.log.info({ collection: name, subcollection: sub.name, queued: n }, 'sub-collection refresh');
             }
             continue;
@@ -402,8 +408,10 @@ export class CrawlerService {
       mc.crawl = crawl;
       this.o.log.info({ collection: name }, 'refresh cycle starting');
       let summary: CycleSummary;
+      // A sub-collection's own refresh that falls due while this cycle runs is skipped (the Elastic crawl status).
+      const stopSkips = subRefresh.any ? this.watchSkips(mc, crawl, subRefresh, unfinished ? (row.cycleStartedMs ?? this.now()) : this.now()) : undefined;
       try {
-        summary = await crawl.runCycle();
+        summary = await crawl.runCycle().finally(() => stopSkips?.());
         this.absorb(mc, summary.complete, summary.epoch);
         // In the step that detaches the crawl: a scrape counts it running or ended, once (collection-metrics.ts).
         metrics.crawlEnded(crawl.counters(), summary.queued);
@@ -424,6 +432,48 @@ export class CrawlerService {
       }
       this.o.log.info({ collection: name, epoch: summary.epoch, complete: summary.complete, requests: summary.requests, stored: summary.stored }, 'refresh cycle ended');
     }
+  }
+
+  /**
+   * While `crawl` runs: each sub-collection whose own refresh falls due is
+   * not refreshed (its URIs are not queued again into the running cycle);
+   * a cycle with status `skipped` is recorded in the cycles table instead,
+   * as the Elastic crawler records an automatic crawl that fell due while
+   * another was active, and the sub-collection is due again one period
+   * later. Returns the function that stops watching.
+   */
+  private watchSkips(mc: ManagedCollection, crawl: CollectionCrawl, subRefresh: SubRefresh, cycleStartedMs: number): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const arm = (): void => {
+      const next = subRefresh.next(cycleStartedMs);
+      if (stopped || next === undefined) return;
+      timer = setTimeout(() => void fire(next.name), Math.max(0, next.atMs - this.now()));
+    };
+    const fire = async (sub: string): Promise<void> => {
+      if (stopped || mc.crawl !== crawl) return;
+      const now = this.now();
+      subRefresh.done(sub, now);
+      const active = crawl.cycle();
+      const reason = `sub-collection ${sub}'s refresh fell due while cycle ${active === undefined ? 'of the collection' : `${active.epoch} (${active.id})`} was running`;
+      const row: CycleRow = { id: newCycleId(now), epoch: active?.epoch ?? 0, status: 'skipped', statusMs: now, startedMs: now, endedMs: now, stoppedBy: reason };
+      mc.skipped = row;
+      try {
+        await this.o.store.putCycle(mc.name, row);
+      } catch (err) {
+        this.o.log.warn({ collection: mc.name, err }, 'the skipped cycle is not recorded in the crawl store');
+      }
+      this.o.log.info({ collection: mc.name, subcollection: sub, cycleId: row.id }, `automatic crawl skipped: ${reason}`);
+      // The event log: trawl's line, or with trawl_elastic.events the Elastic crawler's record (its crawl id the skipped cycle's).
+      const message = `automatic crawl skipped (cycle ${row.id}, status skipped): ${reason}`;
+      this.eventSink(mc.name)({ type: 'cycle', message, ...(mc.settings.elastic.events ? { ecs: crawlSkipped({ id: row.id }, reason) } : {}) });
+      arm();
+    };
+    arm();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }
 
   /**
@@ -753,7 +803,7 @@ export class CrawlerService {
     const mc = this.collections.get(name);
     if (mc?.status === ZOMBIE) return { status: ZOMBIE, activity: 'deleting' };
     const c = this.collection(name);
-    const cycle = c.cycle !== undefined ? { cycle: c.cycle } : {};
+    const cycle = { ...(c.cycle !== undefined ? { cycle: c.cycle } : {}), ...(c.skipped !== undefined ? { skipped: c.skipped } : {}) };
     if (c.status === 'suspended') return { status: c.status, activity: 'suspended', ...cycle };
     const w = c.waiting;
     if (c.crawl || !w || w.reason === 'suspended') return { status: c.status, activity: 'crawling', ...cycle };
@@ -795,6 +845,15 @@ export class CrawlerService {
     mc.crawl?.stop();
     mc.wake();
     return 0;
+  }
+
+  /** A sub-collection's own refresh is due: its URIs queued again as its refresh_mode says, and the cycle reopened. */
+  private async refreshSub(name: string, sub: string): Promise<number> {
+    const mc = this.collection(name);
+    const n = await mc.runtime.probe().refreshSub(sub);
+    this.queueChanged(name);
+    await mc.reopenCycle();
+    return n;
   }
 
   async refetchUri(name: string, uri: string, refeed: boolean, site: boolean, immediately: boolean): Promise<number> {

@@ -74,6 +74,8 @@ export class ManagedCollection {
   crawl: CollectionCrawl | undefined;
   /** The running or last refresh cycle's ID and Elastic status (cycle-lifecycle.ts); undefined before the first. */
   cycle: CycleRow | undefined;
+  /** The last automatic start skipped because a cycle was running (status `skipped`, crawler-service.ts); undefined if none since the daemon started. */
+  skipped: CycleRow | undefined = undefined;
   /**
    * While the running cycle is an ended one reopened (its statistics cycle
    * already closed): its epoch. Its counts are merged into that statistics

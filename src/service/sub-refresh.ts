@@ -2,9 +2,12 @@
  * A sub-collection's own `refresh` (MS-FSCCFG 2.2.3, 2.2.4.33: lower than
  * its collection's): while the collection waits for its next refresh
  * cycle, each sub-collection whose period is over has its URIs queued
- * again (as CollectionRefetch with that sub-collection does) and the
- * cycle reopened, so they are fetched then and not only with the
- * collection's next cycle.
+ * again as its own refresh_mode says (Seeder.refreshSub: scratch drops
+ * what of it is still queued first, prepend queues in front, soft leaves
+ * out the sites with URIs still queued) and the cycle reopened, so they
+ * are fetched then and not only with the collection's next cycle. One
+ * that falls due while a cycle runs is recorded as a `skipped` cycle
+ * (crawler-service.ts) and due again one period later.
  *
  *   collection cycle starts at S ──► sub-collection due at S + refresh(sub), then every
  *   refresh(sub) after its last refetch, until the collection's next cycle

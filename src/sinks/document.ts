@@ -102,6 +102,19 @@ export interface SearchDocument {
   readonly full_html?: string;
   /** The Open Crawler's form of the document; null when that schema does not index it (built only when a sink asks). */
   readonly openCrawler?: Readonly<Record<string, unknown>> | null;
+  /**
+   * The page answered a server error (5xx) in the last `inaccessible_crawls`
+   * cycles in a row; the document is still the one last fetched, and is
+   * deleted when http_errors says (trawl_purge; sinks/feeder.ts markInaccessible).
+   */
+  readonly inaccessible?: boolean;
+  readonly inaccessible_crawls?: number;
+}
+
+/** A document marked inaccessible after `crawls` failing cycles in a row, in both schemas. */
+export function markInaccessible(doc: SearchDocument, crawls: number): SearchDocument {
+  const mark = { inaccessible: true, inaccessible_crawls: crawls };
+  return { ...doc, ...mark, ...(doc.openCrawler ? { openCrawler: { ...doc.openCrawler, ...mark } } : {}) };
 }
 
 /**

@@ -24,7 +24,7 @@ import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, PendingFeedOp, UriRecord } from '../store/crawl-store.ts';
 import { STATUS_DESTINATION } from '../store/feed-outbox.ts';
 import type { PPCounter } from '../stats/statistics.ts';
-import { buildDocument, charsetOfHeader, documentId, type DocumentOptions } from './document.ts';
+import { buildDocument, charsetOfHeader, documentId, markInaccessible, type DocumentOptions } from './document.ts';
 import type { DocumentSourceData, Sink, SinkOp } from './sink.ts';
 
 export interface FeederOptions {
@@ -176,7 +176,8 @@ export class Feeder {
     const batch: SinkOp[] = [];
     const kinds: Array<PendingFeedOp['op']> = [];
     for (const op of ops) {
-      const built = op.op === 'delete' ? undefined : await this.documentOf(op.url, collection);
+      // inaccessible: the document as stored, from the error record that kept it, marked (a 5xx under trawl_purge).
+      const built = op.op === 'delete' ? undefined : await this.documentOf(op.url, collection, op.op === 'inaccessible');
       batch.push(built ? { op: 'index', doc: built.doc, source: built.source } : { op: 'delete', id: documentId(op.url), url: op.url, collection });
       kinds.push(built ? op.op : 'delete');
     }
@@ -231,15 +232,19 @@ export class Feeder {
   }
 
   /** The document as stored now; undefined when it is gone (then the destination is told to delete it). */
-  private async documentOf(url: string, collection: string): Promise<{ doc: ReturnType<typeof buildDocument>; source: DocumentSourceData } | undefined> {
+  private async documentOf(url: string, collection: string, inaccessible = false): Promise<{ doc: ReturnType<typeof buildDocument>; source: DocumentSourceData } | undefined> {
     // The engine may replace the content between the two reads; read the record again when it did.
     for (let attempt = 0; attempt < 3; attempt++) {
       const record: UriRecord | undefined = await this.o.store.getRecord(this.o.collection, url);
-      if (!record || !record.contentRef || (record.status !== 'stored' && record.status !== 'unchanged')) return undefined;
+      if (!record || !record.contentRef) return undefined;
+      // An inaccessible document is one whose record is an error that kept its content; fetched again since, it is sent as it is now.
+      const marked = inaccessible && record.status === 'error';
+      if (record.status !== 'stored' && record.status !== 'unchanged' && !marked) return undefined;
       const stored = await this.o.content.get(record.contentRef);
       if (stored) {
         const additionalUrls = await this.o.store.duplicatesOf(this.o.collection, url, MAX_ADDITIONAL_URLS);
-        const doc = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header), additionalUrls }, { ...this.o.documents, collection, crawlCollection: this.o.collection, openCrawler: this.openCrawler });
+        const built = buildDocument({ record, body: stored.body, mime: stored.mime, charset: charsetOfHeader(stored.header), additionalUrls }, { ...this.o.documents, collection, crawlCollection: this.o.collection, openCrawler: this.openCrawler });
+        const doc = marked ? markInaccessible(built, record.errorCount) : built;
         return { doc, source: { record, body: stored.body, header: stored.header, mime: stored.mime } };
       }
     }

@@ -32,7 +32,7 @@ import type { SiteStore } from './site-store.ts';
 
 export type { CatalogStore, CollectionPatch, CollectionRow, CycleRow, CycleStatus } from './catalog-store.ts';
 export type { FeedOp, FeedOutbox, FeedSelection, PendingFeedOp } from './feed-outbox.ts';
-export type { FrontierCounts, FrontierEntry, FrontierStore, LeasedUri, QueuedUri, SiteWork } from './frontier-store.ts';
+export type { DropSubs, FrontierCounts, FrontierEntry, FrontierStore, LeasedUri, QueuedUri, SiteWork } from './frontier-store.ts';
 export { CRASH_STRIKE, CRASH_STRIKES_MASK, focusHopsOf, isSuspect, sitemapDepthOf, URI_FLAGS, withFocusHops, withSitemapDepth } from './frontier-store.ts';
 export type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, RecordStatus, RecordStore, UriRecord } from './record-store.ts';
 export type { ChangeHistory, RobotsRow, SitemapMeta, SiteStatsRow, SiteStore } from './site-store.ts';

@@ -15,13 +15,15 @@
  * One content submission waiting in the feed outbox: a document to send to
  * a content destination (MS-FSCCFG 2.2.4.9 feeding), or to remove from it.
  * `add` is a document the destination has not had, `update` one it may have
- * (modified, refed or reprocessed). The document itself is read from the
- * crawl store and the content store when it is sent.
+ * (modified, refed or reprocessed), `inaccessible` one whose page answered
+ * a server error (5xx) and that is kept for now: it is sent as stored, marked
+ * inaccessible (trawl_purge; sinks/feeder.ts). The document itself is read
+ * from the crawl store and the content store when it is sent.
  */
 export interface FeedOp {
   readonly destination: string;
   readonly url: string;
-  readonly op: 'add' | 'update' | 'delete' | StatusOp;
+  readonly op: 'add' | 'update' | 'delete' | 'inaccessible' | StatusOp;
 }
 
 /**

@@ -21,6 +21,12 @@
  */
 
 /** A URI waiting in (or entering) the frontier. */
+/** Which sub-collections' queued URIs dropQueued drops: those named, or with `except`, every other one (and those of no sub-collection). */
+export interface DropSubs {
+  readonly names: readonly string[];
+  readonly except: boolean;
+}
+
 export interface QueuedUri {
   readonly url: string;
   /** scheme://host:port */
@@ -194,8 +200,11 @@ export interface FrontierStore {
    * Drops queued URIs (refresh_mode scratch at a cycle start; a site left for
    * the cycle): all of them, or one site's, and only those queued for a cycle
    * before `beforeEpoch` when it is given. They stay seen. Returns how many.
+   * `subs` (a sub-collection's own refresh_mode): only the URIs queued as
+   * those sub-collections' (the frontier's `sub`), or with `except`, only
+   * the others (no sub-collection, or one not named).
    */
-  dropQueued(collection: string, site?: string, beforeEpoch?: number): Promise<number>;
+  dropQueued(collection: string, site?: string, beforeEpoch?: number, subs?: DropSubs): Promise<number>;
   /** The URL's entry in the seen set (its state, the cycle and the parent it was queued with); undefined when the frontier does not hold it. */
   frontierEntry(collection: string, url: string): Promise<FrontierEntry | undefined>;
   /** How many URIs are queued, leased, and done: every other entry of the seen set, of any cycle (dropped ones too). */

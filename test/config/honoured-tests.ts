@@ -92,7 +92,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'smfilter': ['test/engine/crawl.test.ts', 'test/frontier/bloom.test.ts'],
   'sort_query_params': ['test/cli/urltest.test.ts', 'test/engine/crawl.test.ts'],
   'send_links_to': ['test/engine/send-links.test.ts'],
-  'refresh_mode': ['test/engine/crawl.test.ts', 'test/engine/seeding.test.ts', 'test/engine/adaptive-refresh.test.ts'],
+  'refresh_mode': ['test/engine/crawl.test.ts', 'test/engine/seeding.test.ts', 'test/engine/adaptive-refresh.test.ts', 'test/engine/sub-refresh-mode.test.ts'],
   'include_domains': ['test/cli/config-cli.test.ts', 'test/cli/urltest.test.ts'],
   'include_domains.exact': ['test/engine/crash.test.ts', 'test/engine/disk-full.test.ts'],
   'include_domains.prefix': ['test/cli/urltest.test.ts', 'test/engine/crawl.test.ts'],

@@ -121,8 +121,10 @@ describe('honouredWarnings', () => {
     const c = read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="refresh_mode" type="string">adaptive</attrib></SubDomain>\n    <Node name="n1"><attrib name="near_duplicate_detection" type="boolean">yes</attrib></Node>`);
     const ds = honouredWarnings(c);
     assert.deepEqual(ds.map((d) => d.param).sort(), ['near_duplicate_detection', 'subdomains.s.refresh_mode']);
-    // A sub-collection's refresh_mode is read, and the collection's decides: the warning says so.
-    assert.match(ds.find((d) => d.param === 'subdomains.s.refresh_mode')!.message, /subdomains\.s\.refresh_mode = adaptive is not applied per sub-collection: the collection's refresh_mode \(scratch\) decides/);
+    // A sub-collection's refresh_mode applies to its URIs, but adaptive is the collection's alone: the warning says so.
+    assert.match(ds.find((d) => d.param === 'subdomains.s.refresh_mode')!.message, /subdomains\.s\.refresh_mode = adaptive is not applied: with refresh_mode adaptive on one side, the collection's refresh_mode \(scratch\) decides/);
+    // Another mode is applied per sub-collection: no warning.
+    assert.deepEqual(honouredWarnings(read(`${SCOPE}\n    <SubDomain name="s"><section name="include_domains"><attrib name="exact" type="list-string"><member>a.example.com</member></attrib></section><attrib name="refresh_mode" type="string">append</attrib></SubDomain>`)).map((d) => d.param), []);
     assert.equal(ds.find((d) => d.param === 'near_duplicate_detection')!.location?.line, 6);
     // A crawl as node n2, or as no node, does not use n1's override.
     assert.deepEqual(honouredWarnings(c, 'n2').map((d) => d.param), ['subdomains.s.refresh_mode']);

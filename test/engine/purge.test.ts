@@ -5,12 +5,13 @@
 // sink loses the documents that answer 3xx or 4xx. Fetches are read from
 // the server's own log.
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../support/crawl-harness.ts';
 import { sha1 } from '../support/feed-store.ts';
+import { StandIn } from '../support/es-standin.ts';
 import { startFixtureSite } from '../support/fixture-site.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 
@@ -42,6 +43,9 @@ describe('the purge phase', () => {
         '/flaky.html': (_req, res) => html(res, version === 1 ? 200 : 503, '<p>flaky</p>'),
       },
     }]);
+    // The Elasticsearch sink's _bulk requests, on a stand-in.
+    const es = new StandIn();
+    await es.start();
     const dir = tempDir('trawl-purge-');
     const out = join(dir, 'out');
     const h = site.host(IP);
@@ -53,15 +57,36 @@ describe('the purge phase', () => {
       <section name="trawl_purge"><attrib name="enabled" type="boolean">yes</attrib></section>
       <section name="trawl_sinks">
         <section name="disk"><attrib name="type" type="string">file</attrib><attrib name="output_dir" type="string">${out}</attrib></section>
+        <section name="es"><attrib name="type" type="string">elasticsearch</attrib><attrib name="url" type="string">${es.url}</attrib><attrib name="index" type="string">web</attrib></section>
       </section>
     </DomainSpecification></CrawlerConfig>`);
     const crawl = async (): Promise<string[]> => {
       site.reset();
+      es.received.length = 0;
       const r = await runTrawl(['crawl', '--data', join(dir, 'data'), '--allow-loopback', config], { timeoutMs: 120_000 });
       assert.equal(r.code, 0, r.err);
       return site.fetchedPaths(IP).filter((p) => p !== '/robots.txt');
     };
     const inSink = (path: string): boolean => existsSync(join(out, 'site', `${sha1(h.url(path))}.json`));
+    const sinkDoc = (path: string): Record<string, unknown> => JSON.parse(readFileSync(join(out, 'site', `${sha1(h.url(path))}.json`), 'utf8')) as Record<string, unknown>;
+    /** What this cycle sent the Elasticsearch sink for a document: each action, with the mark of an index. */
+    const esSent = (path: string): unknown[][] => {
+      const id = sha1(h.url(path));
+      const out: unknown[][] = [];
+      for (const r of es.received) {
+        for (let i = 0; i < r.lines.length; i++) {
+          const [action, meta] = Object.entries(r.lines[i] as Record<string, { _id: string }>)[0]!;
+          const doc = action === 'index' ? (r.lines[++i] as Record<string, unknown>) : undefined;
+          if (meta._id === id) out.push(doc ? [action, doc.http_status, doc.inaccessible, doc.inaccessible_crawls] : [action]);
+        }
+      }
+      return out;
+    };
+    /** What the file sink holds of a document: its status and the inaccessible mark. */
+    const mark = (path: string): unknown[] => {
+      const d = sinkDoc(path);
+      return [d.http_status, d.inaccessible, d.inaccessible_crawls, d.body_content];
+    };
     try {
       assert.deepEqual((await crawl()).sort(), ['/', ...PAGES].sort());
       assert.deepEqual(PAGES.map(inSink), [true, true, true, true, true]);
@@ -74,12 +99,19 @@ describe('the purge phase', () => {
       assert.deepEqual(second.slice(2).sort(), ['/flaky.html', '/gone.html', '/moved.html', '/stays.html']);
       assert.deepEqual(Object.fromEntries(PAGES.map((p) => [p, inSink(p)])), { '/keep.html': true, '/gone.html': false, '/moved.html': false, '/stays.html': true, '/flaky.html': true });
       assert.equal(inSink('/'), true);
+      // The 503 (first failing cycle): the document is kept, as last fetched, and marked inaccessible.
+      assert.deepEqual(mark('/flaky.html'), [503, true, 1, 'flaky']);
+      assert.deepEqual(esSent('/flaky.html'), [['index', 503, true, 1]]);
+      assert.deepEqual(mark('/stays.html'), [200, undefined, undefined, 'stays, no longer linked']);
 
       // 503 in a second and a third cycle in a row: deleted at the third.
       const third = await crawl();
       assert.deepEqual(third.slice(2).sort(), ['/flaky.html', '/stays.html']);
       assert.equal(inSink('/flaky.html'), true);
+      assert.deepEqual(mark('/flaky.html'), [503, true, 2, 'flaky']);
+      assert.deepEqual(esSent('/flaky.html'), [['index', 503, true, 2]]);
       const fourth = await crawl();
+      assert.deepEqual(esSent('/flaky.html'), [['delete']]);
       assert.deepEqual(fourth.slice(2).sort(), ['/flaky.html', '/stays.html']);
       assert.equal(inSink('/flaky.html'), false);
       assert.equal(inSink('/stays.html'), true);
@@ -87,6 +119,7 @@ describe('the purge phase', () => {
       assert.deepEqual((await crawl()).slice(2), ['/stays.html']);
     } finally {
       await site.close();
+      await es.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -52,6 +52,24 @@ describe('seeding', () => {
     assert.deepEqual(t.log.enqueued.map((e) => [e.uris.map((q) => q.url), e.front]), [[[`${ORIGIN}/k`], true], [[`${ORIGIN}/s`], true]]);
   });
 
+  it('a sub-collection\'s own refresh_mode: prepend puts its URIs in front, the collection\'s append keeps the others at the back; soft holds its sites', async () => {
+    const body = (mode: string): string => `<attrib name="refresh_mode" type="string">append</attrib>
+      <attrib name="start_uris" type="list-string"><member>${ORIGIN}/s</member><member>${ORIGIN}/news/s</member></attrib>
+      <SubDomain name="news"><section name="include_uris"><attrib name="prefix" type="list-string"><member>${ORIGIN}/news/</member></attrib></section>
+        <attrib name="refresh_mode" type="string">${mode}</attrib></SubDomain>`;
+    const records = [storedRecord(`${ORIGIN}/k`), storedRecord(`${ORIGIN}/news/n`)];
+    const prepend = testCycle({ body: body('prepend'), store: recordStore(records) });
+    await new Seeder(prepend.env, () => undefined).seed();
+    // The start URIs and known URIs of the collection at the back; the sub-collection's known URIs, then its start URI, in front.
+    assert.deepEqual(prepend.log.enqueued.map((e) => [e.uris.map((q) => q.url), e.front]).filter(([u]) => (u as string[]).length > 0),
+      [[[`${ORIGIN}/s`], false], [[`${ORIGIN}/k`], false], [[`${ORIGIN}/news/n`], true], [[`${ORIGIN}/news/s`], true]]);
+    assert.deepEqual(prepend.log.enqueued.flatMap((e) => e.uris.map((q) => q.sub)).filter((x) => x !== undefined), ['news', 'news']);
+    // soft: the site still has URIs queued, so the sub-collection's URIs of it are not refreshed; the collection's are.
+    const soft = testCycle({ body: body('soft'), store: recordStore(records) });
+    await new Seeder(soft.env, () => undefined).seed(new Map([[SITE, 1]]));
+    assert.deepEqual(soft.log.enqueued.flatMap((e) => e.uris.map((q) => q.url)), [`${ORIGIN}/s`, `${ORIGIN}/k`]);
+  });
+
   it('adds an operator\'s URIs past the scope, giving work to their sites and waking the loop', async () => {
     let woken = 0;
     const t = testCycle({ body: '<attrib name="exclude_exts" type="list-string"><member>.png</member></attrib>' });

@@ -229,6 +229,20 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('dropQueued drops one sub-collection\'s queued URIs, or all but some sub-collections\' (a sub-collection\'s own refresh_mode)', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/main'), q('http://a.test/news', { sub: 'news' }), q('http://a.test/docs', { sub: 'docs' }), q('http://b.test/news', { sub: 'news' })]);
+      await s.enqueue('c', 2, [q('http://a.test/news2', { sub: 'news' })]);
+      // Only the news sub-collection's, of one site, queued before cycle 2.
+      assert.equal(await s.dropQueued('c', 'http://a.test:80', 2, { names: ['news'], except: false }), 1);
+      // Everything but the docs sub-collection's: the main collection's URI and b.test's news one (a.test/news2 is cycle 2's).
+      assert.equal(await s.dropQueued('c', undefined, 2, { names: ['docs'], except: true }), 2);
+      const left = (await s.lease('c', 'http://a.test:80', 10)).map((l) => l.url).sort();
+      assert.deepEqual(left, ['http://a.test/docs', 'http://a.test/news2']);
+      assert.equal(await s.dropQueued('c', undefined, undefined, { names: [], except: false }), 0);
+      await s.close();
+    });
+
     it('keeps flags, sitemap metadata and channel links with FIFO and age expiry', async () => {
       const s = await target.open();
       await s.enqueue('c', 1, [q('http://a.test/sitemap.xml', { flags: 1 | (2 << 8) })]);

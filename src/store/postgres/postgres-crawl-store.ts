@@ -40,7 +40,7 @@ import { hostname } from 'node:os';
 import type { CollectionPatch, CollectionRow, CycleRow, CycleStatus } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
-import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
+import type { DropSubs, FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, UriRecord } from '../record-store.ts';
 import type { ChangeHistory, RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
@@ -456,7 +456,8 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
     await this.run('arm', [id, collection]);
   }
 
-  async dropQueued(collection: string, site?: string, beforeEpoch = 2 ** 31 - 1): Promise<number> {
+  async dropQueued(collection: string, site?: string, beforeEpoch = 2 ** 31 - 1, subs?: DropSubs): Promise<number> {
+    if (subs !== undefined) return (await this.run('dropQueuedSubs', [collection, beforeEpoch, site ?? null, [...subs.names], subs.except])).rowCount;
     const r = site === undefined ? await this.run('dropQueued', [collection, beforeEpoch]) : await this.run('dropQueuedSite', [collection, site, beforeEpoch]);
     return r.rowCount;
   }

@@ -160,6 +160,9 @@ export const STATEMENTS = {
   renew: `UPDATE frontier SET lease_expires = now() + $3::float8 * interval '1 millisecond' WHERE collection = $1 AND state = 1 AND lease_owner = $2`,
   dropQueued: 'UPDATE frontier SET state = 2 WHERE collection = $1 AND state = 0 AND epoch < $2',
   dropQueuedSite: 'UPDATE frontier SET state = 2 WHERE collection = $1 AND site = $2 AND state = 0 AND epoch < $3',
+  // A sub-collection's own refresh_mode: the rows queued as the named sub-collections' ($5 false), or all the others ($5 true).
+  dropQueuedSubs: `UPDATE frontier SET state = 2 WHERE collection = $1 AND state = 0 AND epoch < $2 AND site = coalesce($3::text, site)
+    AND coalesce(sub = ANY($4::text[]), false) <> $5`,
   frontierEntry: 'SELECT state, epoch, depth, hops, redirects, retries, priority, parent, sub, flags FROM frontier WHERE collection = $1 AND url = $2',
   getCookieJar: 'SELECT jar FROM cookie_jars WHERE collection = $1',
   putCycle: `INSERT INTO cycles (collection, id, epoch, status, status_ms, started_ms, ended_ms, stopped_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

@@ -21,7 +21,7 @@ import { isDiskFull } from '../../core/disk-full.ts';
 import type { CollectionPatch, CollectionRow, CycleRow, CycleStatus } from '../catalog-store.ts';
 import type { Completion, CrawlStore } from '../crawl-store.ts';
 import type { FeedOp, FeedSelection, PendingFeedOp } from '../feed-outbox.ts';
-import type { FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
+import type { DropSubs, FrontierCounts, FrontierEntry, LeasedUri, QueuedUri, SiteWork } from '../frontier-store.ts';
 import { GroupCommit, type BatchedCompletion, type CompletionBatchWriter } from '../group-commit.ts';
 import type { CycleRecordCounts, RecordFilter, RecordPage, RecordPageRequest, UriRecord } from '../record-store.ts';
 import type { ChangeHistory, RobotsRow, SitemapMeta, SiteStatsRow } from '../site-store.ts';
@@ -241,7 +241,8 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
     this.st.arm.run(id, collection);
   }
 
-  async dropQueued(collection: string, site?: string, beforeEpoch = Number.MAX_SAFE_INTEGER): Promise<number> {
+  async dropQueued(collection: string, site?: string, beforeEpoch = Number.MAX_SAFE_INTEGER, subs?: DropSubs): Promise<number> {
+    if (subs !== undefined) return Number(this.st.dropQueuedSubs.run(collection, beforeEpoch, site ?? null, JSON.stringify(subs.names), subs.except ? 1 : 0).changes);
     const r = site === undefined ? this.st.dropQueued.run(collection, beforeEpoch) : this.st.dropQueuedSite.run(collection, site, beforeEpoch);
     return Number(r.changes);
   }

@@ -85,6 +85,9 @@ export function prepareStatements(db: DatabaseSync) {
     recover: p(`UPDATE frontier SET state = 0, flags = flags | ${CRASH_STRIKE} WHERE collection = ? AND state = 1 AND (flags & ${CRASH_STRIKES_MASK}) = 0`),
     dropQueued: p('UPDATE frontier SET state = 2 WHERE collection = ? AND state = 0 AND epoch < ?'),
     dropQueuedSite: p('UPDATE frontier SET state = 2 WHERE collection = ? AND site = ? AND state = 0 AND epoch < ?'),
+    // A sub-collection's own refresh_mode: the rows queued as the named sub-collections' (except 0), or all the others (except 1).
+    dropQueuedSubs: p(`UPDATE frontier SET state = 2 WHERE collection = ? AND state = 0 AND epoch < ? AND site = coalesce(?, site)
+      AND coalesce(sub IN (SELECT value FROM json_each(?)), 0) <> ?`),
     // Each count on its own index: the queued and the leased have partial ones, done is what remains.
     counts: p(`SELECT (SELECT count(*) FROM frontier WHERE collection = ? AND state = 0) AS queued,
                  (SELECT count(*) FROM frontier WHERE collection = ? AND state = 1) AS leased,

@@ -1,0 +1,105 @@
+// A sub-collection's own refresh_mode (MS-FSCCFG 2.2.3, 2.2.4.33) applies to
+// its URIs, the collection's to the others: `trawl crawl --cycles 2` against
+// two hosts, one the collection's and one a sub-collection's, whose first
+// cycle ends at its `refresh` boundary with a URI left queued on each.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startFixtureSite, type FixtureSite, type HostSpec } from '../support/fixture-site.ts';
+import { tempDir } from '../support/crawl-harness.ts';
+import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
+
+const SLOW_MS = 9000;
+/** refresh 0.1 min: the first cycle's boundary falls at 6 s, while /slow (9 s) is in flight. */
+const REFRESH = '0.1';
+
+/**
+ * Each host: / links to /slow, whose first answer takes 9 s and links to
+ * /next. The first cycle ends at its boundary when /slow is in: /next is
+ * left queued. The second /slow answers at once.
+ */
+function routes(ip: string): HostSpec['routes'] {
+  let slowSeen = 0;
+  return {
+    '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
+    // Each host's pages differ from the others' (the duplicate check would skip them).
+    '/': { kind: 'html', body: `<p>${ip}</p><a href="/slow">slow</a>` },
+    '/slow': (_req, res) => {
+      const wait = slowSeen++ === 0 ? SLOW_MS : 0;
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(`<p>slow ${ip}</p><a href="/next">next</a>`);
+      }, wait);
+    },
+    '/next': { kind: 'html', body: `<p>next ${ip}</p>` },
+  };
+}
+
+describe('a sub-collection\'s own refresh_mode', () => {
+  const ips = ['127.0.133.71', '127.0.133.72', '127.0.133.73', '127.0.133.74', '127.0.133.75', '127.0.133.76'];
+  let site: FixtureSite;
+  const dir = tempDir('trawl-submode-');
+  // The same drop in the PostgreSQL dialect of the crawl store, when PostgreSQL is installed.
+  const noPostgres = skipUnless(TOOLS.postgres);
+  let pg: PostgresServer | undefined;
+
+  before(async () => {
+    site = await startFixtureSite(ips.map((ip) => ({ ip, routes: routes(ip) })));
+    if (!noPostgres) pg = await startPostgres();
+  });
+  after(async () => {
+    await site.close();
+    await pg?.stop();
+  });
+
+  /** Crawls two cycles: `mainIp` the collection's with `mainMode`, `subIp` a sub-collection's with `subMode`. */
+  async function crawl(name: string, mainIp: string, mainMode: string, subIp: string, subMode: string, store: readonly string[] = []) {
+    const file = join(dir, `${name}.xml`);
+    writeFileSync(file, `<?xml version="1.0" encoding="utf-8"?><CrawlerConfig><DomainSpecification name="${name}">
+      <attrib name="start_uris" type="list-string"><member>${site.host(mainIp).url('/')}</member><member>${site.host(subIp).url('/')}</member></attrib>
+      <attrib name="delay" type="real">0</attrib>
+      <attrib name="refresh" type="real">${REFRESH}</attrib>
+      <attrib name="refresh_mode" type="string">${mainMode}</attrib>
+      <section name="include_domains"><attrib name="exact" type="list-string"><member>${mainIp}</member><member>${subIp}</member></attrib></section>
+      <SubDomain name="other"><section name="include_domains"><attrib name="exact" type="list-string"><member>${subIp}</member></attrib></section>
+        <attrib name="refresh_mode" type="string">${subMode}</attrib></SubDomain>
+    </DomainSpecification></CrawlerConfig>`);
+    const r = await runTrawl(['crawl', ...store, '--data', join(dir, name), '--allow-loopback', '--cycles', '2', '--json', file], { timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.err);
+    // No warning: the sub-collection's mode is applied.
+    assert.doesNotMatch(r.err, /refresh_mode/);
+    const cycles = (JSON.parse(r.out) as { collections: Array<{ epoch: number; stoppedBy: string }> }).collections;
+    assert.deepEqual(cycles.map((c) => [c.epoch, c.stoppedBy]), [[1, 'refresh'], [2, 'done']], r.out);
+  }
+
+  /** What the second cycle fetched from `ip`, in order: every request after the first /slow (the first cycle's last). */
+  function secondCycle(ip: string): string[] {
+    const paths = site.fetchedPaths(ip).filter((p) => p !== '/robots.txt');
+    assert.deepEqual(paths.slice(0, 2), ['/', '/slow'], paths.join(' '));
+    return paths.slice(2);
+  }
+
+  it('append keeps what the first cycle left queued and fetches it first; scratch drops it (found again through /slow)', async () => {
+    await Promise.all([
+      crawl('mainappend', ips[0]!, 'append', ips[1]!, 'scratch'),
+      crawl('mainscratch', ips[2]!, 'scratch', ips[3]!, 'append'),
+      ...(pg ? [crawl('pgappend', ips[4]!, 'append', ips[5]!, 'scratch', ['--store', await pg.createDatabase()])] : []),
+    ]);
+    const append = [ips[0]!, ips[3]!, ...(pg ? [ips[4]!] : [])];
+    const scratch = [ips[1]!, ips[2]!, ...(pg ? [ips[5]!] : [])];
+    // append (the collection's, then the sub-collection's): /next, left queued, is the second cycle's first fetch;
+    // the known URIs are queued after it. (/slow links it again, queued in the first cycle: it may be fetched once more.)
+    for (const ip of append) {
+      const second = secondCycle(ip);
+      assert.deepEqual(second.slice(0, 3), ['/next', '/', '/slow'], `${ip}: ${second.join(' ')}`);
+    }
+    // scratch (the sub-collection's, then the collection's): /next was dropped; the cycle finds it again only in the new /slow.
+    for (const ip of scratch) {
+      const second = secondCycle(ip);
+      assert.deepEqual(second, ['/', '/slow', '/next'], `${ip}: ${second.join(' ')}`);
+    }
+  });
+});
