@@ -70,14 +70,15 @@ function configXml(mode: Mode, start: string): string {
 interface Sample {
   readonly t: number;
   readonly fresh: Record<Group | 'all', number>;
-  readonly ageS: number;
+  /** Mean age (s) over all pages, and over each group's pages. */
+  readonly ageS: Record<Group | 'all', number>;
 }
 
 /** Freshness and age of every page at `now`, from what the server answered. */
 function sample(site: FreshnessSite, copies: Map<number, number>, now: number): Sample {
   const fresh = { hot: 0, warm: 0, cold: 0, all: 0 };
   const sizes = { hot: 0, warm: 0, cold: 0, all: site.groups.length };
-  let age = 0;
+  const age = { hot: 0, warm: 0, cold: 0, all: 0 };
   site.groups.forEach((g, i) => {
     sizes[g]++;
     const live = site.version(i, now);
@@ -87,13 +88,15 @@ function sample(site: FreshnessSite, copies: Map<number, number>, now: number): 
       fresh.all++;
     } else {
       // Never fetched: as old as the run; else since the first change after the copy.
-      age += copy === undefined ? now - site.t0 : now - site.versionStart(i, copy + 1);
+      const a = copy === undefined ? now - site.t0 : now - site.versionStart(i, copy + 1);
+      age[g] += a;
+      age.all += a;
     }
   });
   return {
     t: (now - site.t0) / 1000,
     fresh: { hot: fresh.hot / sizes.hot, warm: fresh.warm / sizes.warm, cold: fresh.cold / sizes.cold, all: fresh.all / sizes.all },
-    ageS: age / site.groups.length / 1000,
+    ageS: { hot: age.hot / sizes.hot / 1000, warm: age.warm / sizes.warm / 1000, cold: age.cold / sizes.cold / 1000, all: age.all / sizes.all / 1000 },
   };
 }
 
@@ -105,7 +108,7 @@ interface ModeResult {
   readonly requests: number;
   readonly fetchesPerHour: number;
   readonly freshness: Record<Group | 'all', number>;
-  readonly ageS: number;
+  readonly ageS: Record<Group | 'all', number>;
   readonly exit: number | null;
 }
 
@@ -151,7 +154,7 @@ async function runMode(mode: Mode): Promise<ModeResult> {
     mode, pageFetches: windowFetches, byGroup, requests: site.requests,
     fetchesPerHour: Math.round((windowFetches / (seconds - warmup)) * 3600),
     freshness: { hot: mean((s) => s.fresh.hot), warm: mean((s) => s.fresh.warm), cold: mean((s) => s.fresh.cold), all: mean((s) => s.fresh.all) },
-    ageS: mean((s) => s.ageS),
+    ageS: { hot: mean((s) => s.ageS.hot), warm: mean((s) => s.ageS.warm), cold: mean((s) => s.ageS.cold), all: mean((s) => s.ageS.all) },
     exit,
   };
 }
@@ -169,9 +172,11 @@ const lines = [
   `${SITE.pages} pages: ${SITE.hot} change every ${SITE.hotS} s, ${SITE.warm} every ${SITE.warmS} s, the rest every ${SITE.coldS} s; even pages send Last-Modified; two in three have a sitemap changefreq.`,
   `Each mode crawled for ${seconds} s by \`trawl crawl --cycles\` (delay ${DELAY_S} s, max_pending 1); sampled every 0.5 s from ${warmup} s on.`,
   '',
-  '| mode | page fetches (window): hot / warm / cold | fetches / hour | freshness | hot | warm | cold | mean age |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
-  ...results.map((r) => `| ${r.mode} | ${r.pageFetches}: ${r.byGroup.hot} / ${r.byGroup.warm} / ${r.byGroup.cold} | ${r.fetchesPerHour} | ${pct(r.freshness.all)} | ${pct(r.freshness.hot)} | ${pct(r.freshness.warm)} | ${pct(r.freshness.cold)} | ${r.ageS.toFixed(2)} s |`),
+  '| mode | page fetches (window): hot / warm / cold | fetches / hour | freshness | hot | warm | cold | mean age | hot | warm | cold |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...results.map((r) => `| ${r.mode} | ${r.pageFetches}: ${r.byGroup.hot} / ${r.byGroup.warm} / ${r.byGroup.cold} | ${r.fetchesPerHour} | ${pct(r.freshness.all)} | ${pct(r.freshness.hot)} | ${pct(r.freshness.warm)} | ${pct(r.freshness.cold)} | ${r.ageS.all.toFixed(2)} s | ${r.ageS.hot.toFixed(2)} s | ${r.ageS.warm.toFixed(2)} s | ${r.ageS.cold.toFixed(2)} s |`),
+  '',
+  'Mean age per group: over that group\'s pages (the overall mean weighs each group by its number of pages).',
   '',
 ];
 const report = lines.join('\n');

@@ -29,15 +29,21 @@
  *         + inverse_depth × (10 − hops) / 10                        (0 from 10 hops)
  *         + is_landing_page × [path ends in / or index.html, no query]
  *         + is_mime_markup × [MIME type in uri_search_mime]
- *         + change_history × P(changed since the last fetch)
- *         + sitemap × sitemap_weights[changefreq] × (0.5 + priority)
+ *         + change_history × u
+ *         + sitemap × sitemap_weights[changefreq] × (0.5 + priority) × u
  *
- *   P(changed) = 1 − exp(−λ t), t the time since the last fetch, and λ the change
- *   rate estimated from the checks and the changes trawl saw (another checksum)
- *   over the window from the first Last-Modified (or the first fetch) to the last
+ *   u = J / (J + L²/2), the age index J(t) = t·EA(t) − ∫₀ᵗ EA (ageIndex) of the
+ *   copy, t the time since the last fetch, EA(t) = t − (1 − e^(−λt))/λ its
+ *   expected age, L one minor cycle (1 s with refresh 0), and λ the change rate
+ *   estimated from the checks and the changes trawl saw (another checksum) over
+ *   the window from the first Last-Modified (or the first fetch) to the last
  *   fetch (changeRate: Cho and Garcia-Molina's estimator, the prior, one minor
- *   cycle or 1 s with refresh 0, counted as one more check without a change). A
- *   sitemap `lastmod` later than the last fetch makes P(changed) 1.
+ *   cycle or 1 s with refresh 0, counted as one more check without a change).
+ *   Taking the highest J first is the age-optimal schedule (a page is re-fetched
+ *   about every λ^(−1/3)): pages that change often come often, those that rarely
+ *   change still come in time. u is 0 right after a fetch, so neither rule keeps
+ *   a page just fetched at the top. A sitemap `lastmod` later than the last
+ *   fetch makes u 1.
  *
  * Records that dbswitch expires (not fetched for dbswitch cycles) are taken
  * first, whatever their score: no known URI goes unfetched longer than that.
@@ -104,6 +110,10 @@ export interface ScoreParts {
   readonly sitemap: number;
   /** P(changed since the last fetch), before its weight. */
   readonly pChanged: number;
+  /** The expected age of the copy now (ms). */
+  readonly ageMs: number;
+  /** The age index as a 0-to-1 score (ageScore): the change_history rule before its weight, and the sitemap rule's factor. */
+  readonly urgency: number;
   readonly total: number;
 }
 
@@ -177,6 +187,52 @@ export function changeRate(changes: number, checks: number, windowMs: number, pr
 /** P(at least one change in `elapsedMs`) for a Poisson process of rate `rate`. */
 export function changedProbability(rate: number, elapsedMs: number): number {
   return 1 - Math.exp(-rate * Math.max(0, elapsedMs));
+}
+
+/**
+ * The expected age (ms) of a copy fetched `elapsedMs` ago, for a Poisson
+ * process of rate `rate`: E[time since the first change after the fetch]
+ * = t − (1 − e^(−λt)) / λ (0 while it is fresh; Cho and Garcia-Molina).
+ */
+export function expectedAge(rate: number, elapsedMs: number): number {
+  const t = Math.max(0, elapsedMs);
+  if (rate <= 0) return 0;
+  const x = rate * t;
+  // Small λt: t − (1 − e^(−x))/λ = t (x/2 − x²/6 + x³/24 …), without the cancellation.
+  if (x < 1e-3) return t * (x / 2 - (x * x) / 6 + (x * x * x) / 24);
+  return t - (1 - Math.exp(-x)) / rate;
+}
+
+/**
+ * The age index (ms²) of a copy fetched `elapsedMs` ago: t × EA(t) − ∫₀ᵗ EA(s) ds.
+ * Re-fetching each page when its index reaches one common threshold is the
+ * refresh schedule that minimises the mean age for a given number of fetches
+ * (the Lagrange condition of min Σ (1/Iᵢ) ∫₀^Iᵢ EAᵢ subject to Σ 1/Iᵢ = budget):
+ * λt³/3 for a page that rarely changes, so its interval goes as λ^(−1/3) — a
+ * page changing 1,000 times less often waits 10 times longer, not 1,000 — and
+ * t²/2 − 1/λ² for one that changes far faster than it is fetched, whose index
+ * then no longer grows with λ.
+ *
+ *   J(t) = (x²/2 + x e^(−x) − 1 + e^(−x)) / λ²,  x = λt
+ */
+export function ageIndex(rate: number, elapsedMs: number): number {
+  const t = Math.max(0, elapsedMs);
+  if (rate <= 0 || t === 0) return 0;
+  const x = rate * t;
+  // Small x: x³/3 − x⁴/8 + x⁵/30 (the closed form cancels to nothing in floating point).
+  const g = x < 1e-2 ? (x * x * x) / 3 - (x ** 4) / 8 + (x ** 5) / 30 : (x * x) / 2 + x * Math.exp(-x) - 1 + Math.exp(-x);
+  return g / (rate * rate);
+}
+
+/**
+ * The age index as a 0-to-1 score: J / (J + J₀), J₀ = L²/2 with L one minor
+ * cycle (the index of a page that changed right after its fetch, one minor
+ * cycle later). It is 0 right after a fetch and rises, without a ceiling that
+ * would tie the pages left longest, towards 1.
+ */
+export function ageScore(index: number, minorMs: number): number {
+  const j0 = (minorMs * minorMs) / 2;
+  return index <= 0 ? 0 : index / (index + j0);
 }
 
 const parseMs = (v: string | undefined): number | undefined => {
@@ -274,14 +330,23 @@ export class AdaptiveRefresh {
     const h = this.history.get(c.url);
     const since = h?.sinceMs ?? c.lastModifiedMs ?? c.lastCrawledMs;
     const rate = changeRate(h?.changes ?? 0, h?.checks ?? 0, c.lastCrawledMs - since, this.priorMs);
-    let pChanged = changedProbability(rate, now - c.lastCrawledMs);
+    const elapsed = now - c.lastCrawledMs;
+    let pChanged = changedProbability(rate, elapsed);
+    let ageMs = expectedAge(rate, elapsed);
+    let urgency = ageScore(ageIndex(rate, elapsed), this.priorMs);
     const sm = this.sitemap.get(c.url);
     const lastmod = parseMs(sm?.lastmod);
-    if (lastmod !== undefined && lastmod > c.lastCrawledMs) pChanged = 1;
-    const change = w.changeHistory * pChanged;
+    if (lastmod !== undefined && lastmod > c.lastCrawledMs) {
+      // The sitemap says it changed, and when: stale for certain, as old as that.
+      pChanged = 1;
+      ageMs = Math.max(0, now - lastmod);
+      urgency = 1;
+    }
+    const change = w.changeHistory * urgency;
     const freqWeight = this.p.sitemapWeights[sm?.changefreq ?? 'default'] ?? this.p.sitemapWeights.default ?? 0;
-    const sitemap = w.sitemap * freqWeight * (0.5 + (sm?.priority ?? 0.5));
-    return { length, depth, landing, markup, change, sitemap, pChanged, total: length + depth + landing + markup + change + sitemap };
+    // The changefreq weight scales how urgent the page is: 0 right after a fetch, the full weight when long overdue.
+    const sitemap = w.sitemap * freqWeight * (0.5 + (sm?.priority ?? 0.5)) * urgency;
+    return { length, depth, landing, markup, change, sitemap, pChanged, ageMs, urgency, total: length + depth + landing + markup + change + sitemap };
   }
 
   /** The score of a known URI now; undefined when it is not known. */
@@ -469,7 +534,7 @@ export class AdaptiveRefresh {
 
 function describe(s: ScoreParts): string {
   const f = (n: number): string => n.toFixed(2);
-  return `(score ${f(s.total)}: change_history ${f(s.change)} [P(changed) ${f(s.pChanged)}], sitemap ${f(s.sitemap)}, inverse_length ${f(s.length)}, inverse_depth ${f(s.depth)}, is_landing_page ${f(s.landing)}, is_mime_markup ${f(s.markup)})`;
+  return `(score ${f(s.total)}: change_history ${f(s.change)} [age index ${f(s.urgency)}, expected age ${(s.ageMs / 1000).toFixed(1)} s, P(changed) ${f(s.pChanged)}], sitemap ${f(s.sitemap)}, inverse_length ${f(s.length)}, inverse_depth ${f(s.depth)}, is_landing_page ${f(s.landing)}, is_mime_markup ${f(s.markup)})`;
 }
 
 /** The scheduler of an adaptive collection's cycle, from its settings. */
