@@ -129,6 +129,8 @@ interface Candidate {
   lastModifiedMs: number | undefined;
   /** dbswitch: not fetched for dbswitch cycles; taken first. */
   expired: boolean;
+  /** Its record is from a cycle before this one: its site was known when this cycle began. */
+  knownBefore: boolean;
 }
 
 interface MutableHistory {
@@ -241,6 +243,13 @@ const parseMs = (v: string | undefined): number | undefined => {
   return Number.isFinite(t) ? t : undefined;
 };
 
+/**
+ * The change_history row that keeps the minor cycle under way (checks: the
+ * cycle, changes: the minor cycle, 0-based), so that a cycle resumed after a
+ * crash goes on with it. Not a URL, so no page's row can be it.
+ */
+export const MINOR_CYCLE_KEY = 'trawl:adaptive-minor-cycle';
+
 /** Above this many URIs deferred per site, the oldest are dropped (found again through the links to them). */
 const MAX_DEFERRED_PER_SITE = 100_000;
 /** Selected URIs named one by one in the scheduler log per site and minor cycle; the rest are counted. */
@@ -265,6 +274,8 @@ export class AdaptiveRefresh {
   private cycleStartMs = 0;
   /** The minor cycle under way (0-based); -1 before the first. */
   private minor = -1;
+  /** The minor cycle (0-based) a crashed run of this cycle was in, when this run resumes it. */
+  private resumedMinor: number | undefined;
   private nowFn: () => number = Date.now;
 
   constructor(p: AdaptiveParams, h: AdaptiveHooks) {
@@ -286,7 +297,11 @@ export class AdaptiveRefresh {
   async begin(cycleStartedMs: number, now: () => number): Promise<void> {
     this.cycleStartMs = cycleStartedMs;
     this.nowFn = now;
-    for (const r of await this.h.store.listChangeHistory(this.h.name)) this.history.set(r.url, { ...r });
+    for (const r of await this.h.store.listChangeHistory(this.h.name)) {
+      if (r.url === MINOR_CYCLE_KEY) {
+        if (r.checks === this.h.epoch()) this.resumedMinor = Math.min(r.changes, this.p.refreshCount - 1);
+      } else this.history.set(r.url, { ...r });
+    }
     for (const m of await this.h.store.listSitemapMeta(this.h.name)) this.sitemap.set(m.url, m);
   }
 
@@ -297,7 +312,8 @@ export class AdaptiveRefresh {
 
   /** A record the seeding walk found: a candidate for re-crawling; `expired` by dbswitch. */
   noteRecord(r: UriRecord, expired: boolean): void {
-    this.candidate(r.url, r.site, r.depth, r.parent, r.mime, r.lastCrawledMs, parseMs(r.lastModified), expired);
+    const c = this.candidate(r.url, r.site, r.depth, r.parent, r.mime, r.lastCrawledMs, parseMs(r.lastModified), expired);
+    if (r.epoch < this.h.epoch()) c.knownBefore = true;
   }
 
   private candidate(url: string, site: string, depth: number, parent: string | undefined, mime: string | undefined, lastCrawledMs: number, lastModifiedMs: number | undefined, expired: boolean): Candidate {
@@ -311,7 +327,7 @@ export class AdaptiveRefresh {
       c.expired = c.expired && expired;
       return c;
     }
-    c = { url, site, depth, parent, mime, lastCrawledMs, lastModifiedMs, expired };
+    c = { url, site, depth, parent, mime, lastCrawledMs, lastModifiedMs, expired, knownBefore: false };
     this.byUrl.set(url, c);
     let list = this.bySite.get(site);
     if (!list) this.bySite.set(site, (list = []));
@@ -376,11 +392,20 @@ export class AdaptiveRefresh {
    */
   async beginMinor(): Promise<void> {
     const now = this.nowFn();
-    if (this.minor < 0) for (const site of this.bySite.keys()) this.knownAtStart.add(site);
+    // The sites with a record from an earlier cycle: the same set when a cycle begins and when a crashed
+    // one resumes (its own discovery's records are of this cycle), so a site in its discovery stays in it.
+    if (this.minor < 0) for (const [site, cands] of this.bySite) if (cands.some((c) => c.knownBefore)) this.knownAtStart.add(site);
     let next = this.minor + 1;
     const len = this.minorLengthMs;
     if (len > 0) next = Math.max(next, Math.min(this.p.refreshCount - 1, Math.floor((now - this.cycleStartMs) / len)));
+    const resumed = this.resumedMinor;
+    this.resumedMinor = undefined;
+    if (resumed !== undefined && this.minor < 0 && resumed >= next) {
+      await this.resumeMinor(resumed);
+      return;
+    }
     this.minor = Math.min(next, this.p.refreshCount - 1);
+    this.dirtyMinor = true;
     await this.flush();
     const label = `minor cycle ${this.minor + 1}/${this.p.refreshCount} of cycle ${this.h.epoch()}`;
     this.summarizeMinor();
@@ -409,9 +434,11 @@ export class AdaptiveRefresh {
       const newShare = Math.max(0, total - take.length);
       const budget: SiteBudget = { known, total, recrawls: take.length, newShare, newTaken: 0, recrawlsFetched: 0, passed: 0, deferred: 0 };
       this.budgets.set(site, budget);
+      // Flagged in the queue, so that a restart that loses `selected` still fetches them (admit).
       const batch: QueuedUri[] = take.map(({ c }) => {
         this.selected.add(c.url);
-        return this.h.queuedOf(c.url, c.site, c.depth, c.parent);
+        const q = this.h.queuedOf(c.url, c.site, c.depth, c.parent);
+        return { ...q, flags: (q.flags ?? 0) | URI_FLAGS.RECRAWL };
       });
       // Deferred new URIs come back within the new share; they take their place when leased (admit).
       const back = waitingNew.splice(0, newShare);
@@ -437,6 +464,28 @@ export class AdaptiveRefresh {
     }
   }
 
+  /**
+   * A crashed run of this cycle was in minor cycle `minor`: this run goes on
+   * with it rather than beginning the cycle's minor cycles again. What it took
+   * and did not fetch is still queued, flagged (RECRAWL), so nothing is taken
+   * again; each site's new share starts afresh (what the crashed run used of
+   * it is not kept).
+   */
+  private async resumeMinor(minor: number): Promise<void> {
+    this.minor = minor;
+    const label = `minor cycle ${minor + 1}/${this.p.refreshCount} of cycle ${this.h.epoch()}`;
+    const log = this.h.events.logScheduler;
+    if (log) this.h.events.emit({ type: 'scheduler', message: `${label} resumes after a restart: the re-crawls it took and had not fetched are still queued; ${this.knownAtStart.size} sites with known URIs when the cycle began, ${this.bySite.size - this.knownAtStart.size} in their discovery` });
+    this.budgets.clear();
+    for (const site of this.knownAtStart) {
+      const known = this.bySite.get(site)?.length ?? 0;
+      const total = Math.max(this.p.coverageMin, Math.ceil((known * this.p.coverageMaxPct) / 100));
+      const newShare = total - Math.round((total * this.p.refreshQuotaPct) / 100);
+      this.budgets.set(site, { known, total, recrawls: 0, newShare, newTaken: 0, recrawlsFetched: 0, passed: 0, deferred: 0 });
+      if (log) this.h.events.emit({ type: 'scheduler', url: site, message: `${label}: ${site}: ${known} known URIs; resumed with a new share of ${newShare}` });
+    }
+  }
+
   /** The minor cycle that ends, per site: what it fetched (scheduler log). */
   private summarizeMinor(): void {
     if (!this.h.events.logScheduler || this.minor <= 0 && this.budgets.size === 0) return;
@@ -452,7 +501,8 @@ export class AdaptiveRefresh {
   admit(uri: LeasedUri, known: boolean): Admission {
     if (uri.retries > 0 || ((uri.flags ?? 0) & (URI_FLAGS.SITEMAP | URI_FLAGS.FEED)) !== 0) return 'fetch';
     const b = this.budgets.get(uri.site);
-    if (this.selected.delete(uri.url)) {
+    // A URI a minor cycle took: named in `selected`, and flagged in the queue (which survives a restart).
+    if (this.selected.delete(uri.url) || ((uri.flags ?? 0) & URI_FLAGS.RECRAWL) !== 0) {
       if (b) b.recrawlsFetched++;
       return 'fetch';
     }
@@ -501,10 +551,15 @@ export class AdaptiveRefresh {
     this.candidate(url, site, depth, parent, mime, fetchedMs, lm, false);
   }
 
-  /** Writes the change histories observed since the last write. */
+  /** The minor cycle under way changed since it was last written. */
+  private dirtyMinor = false;
+
+  /** Writes the change histories observed since the last write, and the minor cycle under way. */
   async flush(): Promise<void> {
-    if (this.dirty.size === 0) return;
+    if (this.dirty.size === 0 && !this.dirtyMinor) return;
     const rows: ChangeHistory[] = [];
+    if (this.dirtyMinor) rows.push({ url: MINOR_CYCLE_KEY, checks: this.h.epoch(), changes: this.minor, sinceMs: this.cycleStartMs, lastChangeMs: undefined });
+    this.dirtyMinor = false;
     for (const url of this.dirty) {
       const h = this.history.get(url);
       if (h) rows.push({ ...h });
