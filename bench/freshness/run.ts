@@ -13,6 +13,8 @@
  * with (a 200, or a 304 that confirms the copy), from the server's own log.
  *
  *   npm run bench:freshness [-- --seconds 240 --warmup 60 --modes scratch,adaptive]
+ *   npm run bench:freshness -- --modes scratch,adaptive,adaptive@/path/to/other/checkout
+ *     (MODE@DIR: that mode crawled by DIR/bin/trawl.js, another version of trawl, in the same run)
  *
  * Time is compressed: "hot" pages change every 10 s, "warm" every 60 s, the
  * rest every 30 min (not within a run); the budget is one request a site
@@ -37,7 +39,13 @@ const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
 type Mode = 'scratch' | 'adaptive' | 'adaptive-sitemap-1';
-const modes = values.modes.split(',') as Mode[];
+/** A mode, and the checkout whose bin/trawl.js crawls it (MODE@DIR; this one without @). */
+const modes = values.modes.split(',').map((m) => {
+  const at = m.indexOf('@');
+  const mode = (at < 0 ? m : m.slice(0, at)) as Mode;
+  if (!['scratch', 'adaptive', 'adaptive-sitemap-1'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+  return { mode, label: m, root: at < 0 ? ROOT : m.slice(at + 1) };
+});
 if (!(seconds > warmup && warmup >= 0)) throw new Error('--seconds must be more than --warmup');
 
 const SITE = { ip: '127.0.33.200', pages: 120, hot: 6, warm: 14, hotS: 10, warmS: 60, coldS: 1800 } as const;
@@ -112,14 +120,14 @@ interface ModeResult {
   readonly exit: number | null;
 }
 
-async function runMode(mode: Mode): Promise<ModeResult> {
-  const dir = join(WORK, mode);
+async function runMode(mode: Mode, label: string, root: string): Promise<ModeResult> {
+  const dir = join(WORK, label.replace(/[^\w.-]+/g, '_'));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const site = await startFreshnessSite(SITE);
   const file = join(dir, 'fresh.xml');
   writeFileSync(file, configXml(mode, `${site.origin}/`));
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'trawl.js'), 'crawl', '--data', join(dir, 'data'), '--cycles', '100000', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, 'bin', 'trawl.js'), 'crawl', '--data', join(dir, 'data'), '--cycles', '100000', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -151,7 +159,7 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   if (exit !== 0) process.stderr.write(`bench: freshness: trawl crawl (${mode}) exited ${exit}: ${err.slice(-2000)}\n`);
   const mean = (f: (s: Sample) => number): number => samples.reduce((a, s) => a + f(s), 0) / Math.max(1, samples.length);
   return {
-    mode, pageFetches: windowFetches, byGroup, requests: site.requests,
+    mode: label, pageFetches: windowFetches, byGroup, requests: site.requests,
     fetchesPerHour: Math.round((windowFetches / (seconds - warmup)) * 3600),
     freshness: { hot: mean((s) => s.fresh.hot), warm: mean((s) => s.fresh.warm), cold: mean((s) => s.fresh.cold), all: mean((s) => s.fresh.all) },
     ageS: { hot: mean((s) => s.ageS.hot), warm: mean((s) => s.ageS.warm), cold: mean((s) => s.ageS.cold), all: mean((s) => s.ageS.all) },
@@ -160,9 +168,9 @@ async function runMode(mode: Mode): Promise<ModeResult> {
 }
 
 const results: ModeResult[] = [];
-for (const mode of modes) {
-  process.stderr.write(`bench: freshness: ${mode} for ${seconds} s…\n`);
-  results.push(await runMode(mode));
+for (const { mode, label, root } of modes) {
+  process.stderr.write(`bench: freshness: ${label} for ${seconds} s…\n`);
+  results.push(await runMode(mode, label, root));
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
