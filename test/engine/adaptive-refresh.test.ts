@@ -195,6 +195,8 @@ function minorCycles(log: readonly LogLine[], requests: readonly RequestRecord[]
   }));
 }
 
+const OLD = 'Mon, 01 Jan 2024 00:00:00 GMT';
+
 describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
   let site: FixtureSite;
   let hotVersion = 0;
@@ -204,7 +206,8 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
   before(async () => {
     const routes: HostSpec['routes'] = {
       '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
-      '/': { kind: 'html', body: `<h1>index</h1><a href="/hot.html">hot</a> ${cold.map((p) => `<a href="${p}">${p}</a>`).join(' ')}` },
+      // The pages that never change say so: a Last-Modified two years old (and a 304 to If-Modified-Since).
+      '/': { kind: 'html', lastModified: OLD, body: `<h1>index</h1><a href="/hot.html">hot</a> ${cold.map((p) => `<a href="${p}">${p}</a>`).join(' ')}` },
       // A page that is different at every request.
       '/hot.html': (_req, res) => {
         hotVersion++;
@@ -212,7 +215,7 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
         res.end(`<p>version ${hotVersion}</p><a href="/">home</a>`);
       },
     };
-    for (const p of cold) routes[p] = { kind: 'html', body: `<p>${p} never changes</p><a href="/">home</a>` };
+    for (const p of cold) routes[p] = { kind: 'html', lastModified: OLD, body: `<p>${p} never changes</p><a href="/">home</a>` };
     site = await startFixtureSite([{ ip: ip(1), routes }]);
   });
 
