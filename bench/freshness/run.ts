@@ -13,6 +13,8 @@
  * with (a 200, or a 304 that confirms the copy), from the server's own log.
  *
  *   npm run bench:freshness [-- --seconds 240 --warmup 60 --modes scratch,adaptive]
+ *   npm run bench:freshness -- --modes scratch,adaptive,adaptive@/path/to/other/checkout
+ *     (MODE@DIR: that mode crawled by DIR/bin/trawl.js, another version of trawl, in the same run)
  *
  * Time is compressed: "hot" pages change every 10 s, "warm" every 60 s, the
  * rest every 30 min (not within a run); the budget is one request a site
@@ -37,7 +39,13 @@ const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
 type Mode = 'scratch' | 'adaptive' | 'adaptive-sitemap-1';
-const modes = values.modes.split(',') as Mode[];
+/** A mode, and the checkout whose bin/trawl.js crawls it (MODE@DIR; this one without @). */
+const modes = values.modes.split(',').map((m) => {
+  const at = m.indexOf('@');
+  const mode = (at < 0 ? m : m.slice(0, at)) as Mode;
+  if (!['scratch', 'adaptive', 'adaptive-sitemap-1'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+  return { mode, label: m, root: at < 0 ? ROOT : m.slice(at + 1) };
+});
 if (!(seconds > warmup && warmup >= 0)) throw new Error('--seconds must be more than --warmup');
 
 const SITE = { ip: '127.0.33.200', pages: 120, hot: 6, warm: 14, hotS: 10, warmS: 60, coldS: 1800 } as const;
@@ -70,14 +78,15 @@ function configXml(mode: Mode, start: string): string {
 interface Sample {
   readonly t: number;
   readonly fresh: Record<Group | 'all', number>;
-  readonly ageS: number;
+  /** Mean age (s) over all pages, and over each group's pages. */
+  readonly ageS: Record<Group | 'all', number>;
 }
 
 /** Freshness and age of every page at `now`, from what the server answered. */
 function sample(site: FreshnessSite, copies: Map<number, number>, now: number): Sample {
   const fresh = { hot: 0, warm: 0, cold: 0, all: 0 };
   const sizes = { hot: 0, warm: 0, cold: 0, all: site.groups.length };
-  let age = 0;
+  const age = { hot: 0, warm: 0, cold: 0, all: 0 };
   site.groups.forEach((g, i) => {
     sizes[g]++;
     const live = site.version(i, now);
@@ -87,13 +96,15 @@ function sample(site: FreshnessSite, copies: Map<number, number>, now: number): 
       fresh.all++;
     } else {
       // Never fetched: as old as the run; else since the first change after the copy.
-      age += copy === undefined ? now - site.t0 : now - site.versionStart(i, copy + 1);
+      const a = copy === undefined ? now - site.t0 : now - site.versionStart(i, copy + 1);
+      age[g] += a;
+      age.all += a;
     }
   });
   return {
     t: (now - site.t0) / 1000,
     fresh: { hot: fresh.hot / sizes.hot, warm: fresh.warm / sizes.warm, cold: fresh.cold / sizes.cold, all: fresh.all / sizes.all },
-    ageS: age / site.groups.length / 1000,
+    ageS: { hot: age.hot / sizes.hot / 1000, warm: age.warm / sizes.warm / 1000, cold: age.cold / sizes.cold / 1000, all: age.all / sizes.all / 1000 },
   };
 }
 
@@ -105,18 +116,18 @@ interface ModeResult {
   readonly requests: number;
   readonly fetchesPerHour: number;
   readonly freshness: Record<Group | 'all', number>;
-  readonly ageS: number;
+  readonly ageS: Record<Group | 'all', number>;
   readonly exit: number | null;
 }
 
-async function runMode(mode: Mode): Promise<ModeResult> {
-  const dir = join(WORK, mode);
+async function runMode(mode: Mode, label: string, root: string): Promise<ModeResult> {
+  const dir = join(WORK, label.replace(/[^\w.-]+/g, '_'));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const site = await startFreshnessSite(SITE);
   const file = join(dir, 'fresh.xml');
   writeFileSync(file, configXml(mode, `${site.origin}/`));
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'trawl.js'), 'crawl', '--data', join(dir, 'data'), '--cycles', '100000', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, 'bin', 'trawl.js'), 'crawl', '--data', join(dir, 'data'), '--cycles', '100000', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -148,18 +159,18 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   if (exit !== 0) process.stderr.write(`bench: freshness: trawl crawl (${mode}) exited ${exit}: ${err.slice(-2000)}\n`);
   const mean = (f: (s: Sample) => number): number => samples.reduce((a, s) => a + f(s), 0) / Math.max(1, samples.length);
   return {
-    mode, pageFetches: windowFetches, byGroup, requests: site.requests,
+    mode: label, pageFetches: windowFetches, byGroup, requests: site.requests,
     fetchesPerHour: Math.round((windowFetches / (seconds - warmup)) * 3600),
     freshness: { hot: mean((s) => s.fresh.hot), warm: mean((s) => s.fresh.warm), cold: mean((s) => s.fresh.cold), all: mean((s) => s.fresh.all) },
-    ageS: mean((s) => s.ageS),
+    ageS: { hot: mean((s) => s.ageS.hot), warm: mean((s) => s.ageS.warm), cold: mean((s) => s.ageS.cold), all: mean((s) => s.ageS.all) },
     exit,
   };
 }
 
 const results: ModeResult[] = [];
-for (const mode of modes) {
-  process.stderr.write(`bench: freshness: ${mode} for ${seconds} s…\n`);
-  results.push(await runMode(mode));
+for (const { mode, label, root } of modes) {
+  process.stderr.write(`bench: freshness: ${label} for ${seconds} s…\n`);
+  results.push(await runMode(mode, label, root));
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
@@ -169,9 +180,11 @@ const lines = [
   `${SITE.pages} pages: ${SITE.hot} change every ${SITE.hotS} s, ${SITE.warm} every ${SITE.warmS} s, the rest every ${SITE.coldS} s; even pages send Last-Modified; two in three have a sitemap changefreq.`,
   `Each mode crawled for ${seconds} s by \`trawl crawl --cycles\` (delay ${DELAY_S} s, max_pending 1); sampled every 0.5 s from ${warmup} s on.`,
   '',
-  '| mode | page fetches (window): hot / warm / cold | fetches / hour | freshness | hot | warm | cold | mean age |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
-  ...results.map((r) => `| ${r.mode} | ${r.pageFetches}: ${r.byGroup.hot} / ${r.byGroup.warm} / ${r.byGroup.cold} | ${r.fetchesPerHour} | ${pct(r.freshness.all)} | ${pct(r.freshness.hot)} | ${pct(r.freshness.warm)} | ${pct(r.freshness.cold)} | ${r.ageS.toFixed(2)} s |`),
+  '| mode | page fetches (window): hot / warm / cold | fetches / hour | freshness | hot | warm | cold | mean age | hot | warm | cold |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...results.map((r) => `| ${r.mode} | ${r.pageFetches}: ${r.byGroup.hot} / ${r.byGroup.warm} / ${r.byGroup.cold} | ${r.fetchesPerHour} | ${pct(r.freshness.all)} | ${pct(r.freshness.hot)} | ${pct(r.freshness.warm)} | ${pct(r.freshness.cold)} | ${r.ageS.all.toFixed(2)} s | ${r.ageS.hot.toFixed(2)} s | ${r.ageS.warm.toFixed(2)} s | ${r.ageS.cold.toFixed(2)} s |`),
+  '',
+  'Mean age per group: over that group\'s pages (the overall mean weighs each group by its number of pages).',
   '',
 ];
 const report = lines.join('\n');

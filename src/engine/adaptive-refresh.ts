@@ -29,15 +29,21 @@
  *         + inverse_depth × (10 − hops) / 10                        (0 from 10 hops)
  *         + is_landing_page × [path ends in / or index.html, no query]
  *         + is_mime_markup × [MIME type in uri_search_mime]
- *         + change_history × P(changed since the last fetch)
- *         + sitemap × sitemap_weights[changefreq] × (0.5 + priority)
+ *         + change_history × u
+ *         + sitemap × sitemap_weights[changefreq] × (0.5 + priority) × u
  *
- *   P(changed) = 1 − exp(−λ t), t the time since the last fetch, and λ the change
- *   rate estimated from the checks and the changes trawl saw (another checksum)
- *   over the window from the first Last-Modified (or the first fetch) to the last
+ *   u = J / (J + L²/2), the age index J(t) = t·EA(t) − ∫₀ᵗ EA (ageIndex) of the
+ *   copy, t the time since the last fetch, EA(t) = t − (1 − e^(−λt))/λ its
+ *   expected age, L one minor cycle (1 s with refresh 0), and λ the change rate
+ *   estimated from the checks and the changes trawl saw (another checksum) over
+ *   the window from the first Last-Modified (or the first fetch) to the last
  *   fetch (changeRate: Cho and Garcia-Molina's estimator, the prior, one minor
- *   cycle or 1 s with refresh 0, counted as one more check without a change). A
- *   sitemap `lastmod` later than the last fetch makes P(changed) 1.
+ *   cycle or 1 s with refresh 0, counted as one more check without a change).
+ *   Taking the highest J first is the age-optimal schedule (a page is re-fetched
+ *   about every λ^(−1/3)): pages that change often come often, those that rarely
+ *   change still come in time. u is 0 right after a fetch, so neither rule keeps
+ *   a page just fetched at the top. A sitemap `lastmod` later than the last
+ *   fetch makes u 1.
  *
  * Records that dbswitch expires (not fetched for dbswitch cycles) are taken
  * first, whatever their score: no known URI goes unfetched longer than that.
@@ -104,6 +110,10 @@ export interface ScoreParts {
   readonly sitemap: number;
   /** P(changed since the last fetch), before its weight. */
   readonly pChanged: number;
+  /** The expected age of the copy now (ms). */
+  readonly ageMs: number;
+  /** The age index as a 0-to-1 score (ageScore): the change_history rule before its weight, and the sitemap rule's factor. */
+  readonly urgency: number;
   readonly total: number;
 }
 
@@ -119,6 +129,8 @@ interface Candidate {
   lastModifiedMs: number | undefined;
   /** dbswitch: not fetched for dbswitch cycles; taken first. */
   expired: boolean;
+  /** Its record is from a cycle before this one: its site was known when this cycle began. */
+  knownBefore: boolean;
 }
 
 interface MutableHistory {
@@ -179,11 +191,64 @@ export function changedProbability(rate: number, elapsedMs: number): number {
   return 1 - Math.exp(-rate * Math.max(0, elapsedMs));
 }
 
+/**
+ * The expected age (ms) of a copy fetched `elapsedMs` ago, for a Poisson
+ * process of rate `rate`: E[time since the first change after the fetch]
+ * = t − (1 − e^(−λt)) / λ (0 while it is fresh; Cho and Garcia-Molina).
+ */
+export function expectedAge(rate: number, elapsedMs: number): number {
+  const t = Math.max(0, elapsedMs);
+  if (rate <= 0) return 0;
+  const x = rate * t;
+  // Small λt: t − (1 − e^(−x))/λ = t (x/2 − x²/6 + x³/24 …), without the cancellation.
+  if (x < 1e-3) return t * (x / 2 - (x * x) / 6 + (x * x * x) / 24);
+  return t - (1 - Math.exp(-x)) / rate;
+}
+
+/**
+ * The age index (ms²) of a copy fetched `elapsedMs` ago: t × EA(t) − ∫₀ᵗ EA(s) ds.
+ * Re-fetching each page when its index reaches one common threshold is the
+ * refresh schedule that minimises the mean age for a given number of fetches
+ * (the Lagrange condition of min Σ (1/Iᵢ) ∫₀^Iᵢ EAᵢ subject to Σ 1/Iᵢ = budget):
+ * λt³/3 for a page that rarely changes, so its interval goes as λ^(−1/3) — a
+ * page changing 1,000 times less often waits 10 times longer, not 1,000 — and
+ * t²/2 − 1/λ² for one that changes far faster than it is fetched, whose index
+ * then no longer grows with λ.
+ *
+ *   J(t) = (x²/2 + x e^(−x) − 1 + e^(−x)) / λ²,  x = λt
+ */
+export function ageIndex(rate: number, elapsedMs: number): number {
+  const t = Math.max(0, elapsedMs);
+  if (rate <= 0 || t === 0) return 0;
+  const x = rate * t;
+  // Small x: x³/3 − x⁴/8 + x⁵/30 (the closed form cancels to nothing in floating point).
+  const g = x < 1e-2 ? (x * x * x) / 3 - (x ** 4) / 8 + (x ** 5) / 30 : (x * x) / 2 + x * Math.exp(-x) - 1 + Math.exp(-x);
+  return g / (rate * rate);
+}
+
+/**
+ * The age index as a 0-to-1 score: J / (J + J₀), J₀ = L²/2 with L one minor
+ * cycle (the index of a page that changed right after its fetch, one minor
+ * cycle later). It is 0 right after a fetch and rises, without a ceiling that
+ * would tie the pages left longest, towards 1.
+ */
+export function ageScore(index: number, minorMs: number): number {
+  const j0 = (minorMs * minorMs) / 2;
+  return index <= 0 ? 0 : index / (index + j0);
+}
+
 const parseMs = (v: string | undefined): number | undefined => {
   if (v === undefined) return undefined;
   const t = Date.parse(v);
   return Number.isFinite(t) ? t : undefined;
 };
+
+/**
+ * The change_history row that keeps the minor cycle under way (checks: the
+ * cycle, changes: the minor cycle, 0-based), so that a cycle resumed after a
+ * crash goes on with it. Not a URL, so no page's row can be it.
+ */
+export const MINOR_CYCLE_KEY = 'trawl:adaptive-minor-cycle';
 
 /** Above this many URIs deferred per site, the oldest are dropped (found again through the links to them). */
 const MAX_DEFERRED_PER_SITE = 100_000;
@@ -209,6 +274,8 @@ export class AdaptiveRefresh {
   private cycleStartMs = 0;
   /** The minor cycle under way (0-based); -1 before the first. */
   private minor = -1;
+  /** The minor cycle (0-based) a crashed run of this cycle was in, when this run resumes it. */
+  private resumedMinor: number | undefined;
   private nowFn: () => number = Date.now;
 
   constructor(p: AdaptiveParams, h: AdaptiveHooks) {
@@ -230,7 +297,11 @@ export class AdaptiveRefresh {
   async begin(cycleStartedMs: number, now: () => number): Promise<void> {
     this.cycleStartMs = cycleStartedMs;
     this.nowFn = now;
-    for (const r of await this.h.store.listChangeHistory(this.h.name)) this.history.set(r.url, { ...r });
+    for (const r of await this.h.store.listChangeHistory(this.h.name)) {
+      if (r.url === MINOR_CYCLE_KEY) {
+        if (r.checks === this.h.epoch()) this.resumedMinor = Math.min(r.changes, this.p.refreshCount - 1);
+      } else this.history.set(r.url, { ...r });
+    }
     for (const m of await this.h.store.listSitemapMeta(this.h.name)) this.sitemap.set(m.url, m);
   }
 
@@ -241,7 +312,8 @@ export class AdaptiveRefresh {
 
   /** A record the seeding walk found: a candidate for re-crawling; `expired` by dbswitch. */
   noteRecord(r: UriRecord, expired: boolean): void {
-    this.candidate(r.url, r.site, r.depth, r.parent, r.mime, r.lastCrawledMs, parseMs(r.lastModified), expired);
+    const c = this.candidate(r.url, r.site, r.depth, r.parent, r.mime, r.lastCrawledMs, parseMs(r.lastModified), expired);
+    if (r.epoch < this.h.epoch()) c.knownBefore = true;
   }
 
   private candidate(url: string, site: string, depth: number, parent: string | undefined, mime: string | undefined, lastCrawledMs: number, lastModifiedMs: number | undefined, expired: boolean): Candidate {
@@ -255,7 +327,7 @@ export class AdaptiveRefresh {
       c.expired = c.expired && expired;
       return c;
     }
-    c = { url, site, depth, parent, mime, lastCrawledMs, lastModifiedMs, expired };
+    c = { url, site, depth, parent, mime, lastCrawledMs, lastModifiedMs, expired, knownBefore: false };
     this.byUrl.set(url, c);
     let list = this.bySite.get(site);
     if (!list) this.bySite.set(site, (list = []));
@@ -274,14 +346,23 @@ export class AdaptiveRefresh {
     const h = this.history.get(c.url);
     const since = h?.sinceMs ?? c.lastModifiedMs ?? c.lastCrawledMs;
     const rate = changeRate(h?.changes ?? 0, h?.checks ?? 0, c.lastCrawledMs - since, this.priorMs);
-    let pChanged = changedProbability(rate, now - c.lastCrawledMs);
+    const elapsed = now - c.lastCrawledMs;
+    let pChanged = changedProbability(rate, elapsed);
+    let ageMs = expectedAge(rate, elapsed);
+    let urgency = ageScore(ageIndex(rate, elapsed), this.priorMs);
     const sm = this.sitemap.get(c.url);
     const lastmod = parseMs(sm?.lastmod);
-    if (lastmod !== undefined && lastmod > c.lastCrawledMs) pChanged = 1;
-    const change = w.changeHistory * pChanged;
+    if (lastmod !== undefined && lastmod > c.lastCrawledMs) {
+      // The sitemap says it changed, and when: stale for certain, as old as that.
+      pChanged = 1;
+      ageMs = Math.max(0, now - lastmod);
+      urgency = 1;
+    }
+    const change = w.changeHistory * urgency;
     const freqWeight = this.p.sitemapWeights[sm?.changefreq ?? 'default'] ?? this.p.sitemapWeights.default ?? 0;
-    const sitemap = w.sitemap * freqWeight * (0.5 + (sm?.priority ?? 0.5));
-    return { length, depth, landing, markup, change, sitemap, pChanged, total: length + depth + landing + markup + change + sitemap };
+    // The changefreq weight scales how urgent the page is: 0 right after a fetch, the full weight when long overdue.
+    const sitemap = w.sitemap * freqWeight * (0.5 + (sm?.priority ?? 0.5)) * urgency;
+    return { length, depth, landing, markup, change, sitemap, pChanged, ageMs, urgency, total: length + depth + landing + markup + change + sitemap };
   }
 
   /** The score of a known URI now; undefined when it is not known. */
@@ -311,11 +392,20 @@ export class AdaptiveRefresh {
    */
   async beginMinor(): Promise<void> {
     const now = this.nowFn();
-    if (this.minor < 0) for (const site of this.bySite.keys()) this.knownAtStart.add(site);
+    // The sites with a record from an earlier cycle: the same set when a cycle begins and when a crashed
+    // one resumes (its own discovery's records are of this cycle), so a site in its discovery stays in it.
+    if (this.minor < 0) for (const [site, cands] of this.bySite) if (cands.some((c) => c.knownBefore)) this.knownAtStart.add(site);
     let next = this.minor + 1;
     const len = this.minorLengthMs;
     if (len > 0) next = Math.max(next, Math.min(this.p.refreshCount - 1, Math.floor((now - this.cycleStartMs) / len)));
+    const resumed = this.resumedMinor;
+    this.resumedMinor = undefined;
+    if (resumed !== undefined && this.minor < 0 && resumed >= next) {
+      await this.resumeMinor(resumed);
+      return;
+    }
     this.minor = Math.min(next, this.p.refreshCount - 1);
+    this.dirtyMinor = true;
     await this.flush();
     const label = `minor cycle ${this.minor + 1}/${this.p.refreshCount} of cycle ${this.h.epoch()}`;
     this.summarizeMinor();
@@ -344,9 +434,11 @@ export class AdaptiveRefresh {
       const newShare = Math.max(0, total - take.length);
       const budget: SiteBudget = { known, total, recrawls: take.length, newShare, newTaken: 0, recrawlsFetched: 0, passed: 0, deferred: 0 };
       this.budgets.set(site, budget);
+      // Flagged in the queue, so that a restart that loses `selected` still fetches them (admit).
       const batch: QueuedUri[] = take.map(({ c }) => {
         this.selected.add(c.url);
-        return this.h.queuedOf(c.url, c.site, c.depth, c.parent);
+        const q = this.h.queuedOf(c.url, c.site, c.depth, c.parent);
+        return { ...q, flags: (q.flags ?? 0) | URI_FLAGS.RECRAWL };
       });
       // Deferred new URIs come back within the new share; they take their place when leased (admit).
       const back = waitingNew.splice(0, newShare);
@@ -372,6 +464,28 @@ export class AdaptiveRefresh {
     }
   }
 
+  /**
+   * A crashed run of this cycle was in minor cycle `minor`: this run goes on
+   * with it rather than beginning the cycle's minor cycles again. What it took
+   * and did not fetch is still queued, flagged (RECRAWL), so nothing is taken
+   * again; each site's new share starts afresh (what the crashed run used of
+   * it is not kept).
+   */
+  private async resumeMinor(minor: number): Promise<void> {
+    this.minor = minor;
+    const label = `minor cycle ${minor + 1}/${this.p.refreshCount} of cycle ${this.h.epoch()}`;
+    const log = this.h.events.logScheduler;
+    if (log) this.h.events.emit({ type: 'scheduler', message: `${label} resumes after a restart: the re-crawls it took and had not fetched are still queued; ${this.knownAtStart.size} sites with known URIs when the cycle began, ${this.bySite.size - this.knownAtStart.size} in their discovery` });
+    this.budgets.clear();
+    for (const site of this.knownAtStart) {
+      const known = this.bySite.get(site)?.length ?? 0;
+      const total = Math.max(this.p.coverageMin, Math.ceil((known * this.p.coverageMaxPct) / 100));
+      const newShare = total - Math.round((total * this.p.refreshQuotaPct) / 100);
+      this.budgets.set(site, { known, total, recrawls: 0, newShare, newTaken: 0, recrawlsFetched: 0, passed: 0, deferred: 0 });
+      if (log) this.h.events.emit({ type: 'scheduler', url: site, message: `${label}: ${site}: ${known} known URIs; resumed with a new share of ${newShare}` });
+    }
+  }
+
   /** The minor cycle that ends, per site: what it fetched (scheduler log). */
   private summarizeMinor(): void {
     if (!this.h.events.logScheduler || this.minor <= 0 && this.budgets.size === 0) return;
@@ -387,7 +501,8 @@ export class AdaptiveRefresh {
   admit(uri: LeasedUri, known: boolean): Admission {
     if (uri.retries > 0 || ((uri.flags ?? 0) & (URI_FLAGS.SITEMAP | URI_FLAGS.FEED)) !== 0) return 'fetch';
     const b = this.budgets.get(uri.site);
-    if (this.selected.delete(uri.url)) {
+    // A URI a minor cycle took: named in `selected`, and flagged in the queue (which survives a restart).
+    if (this.selected.delete(uri.url) || ((uri.flags ?? 0) & URI_FLAGS.RECRAWL) !== 0) {
       if (b) b.recrawlsFetched++;
       return 'fetch';
     }
@@ -436,10 +551,15 @@ export class AdaptiveRefresh {
     this.candidate(url, site, depth, parent, mime, fetchedMs, lm, false);
   }
 
-  /** Writes the change histories observed since the last write. */
+  /** The minor cycle under way changed since it was last written. */
+  private dirtyMinor = false;
+
+  /** Writes the change histories observed since the last write, and the minor cycle under way. */
   async flush(): Promise<void> {
-    if (this.dirty.size === 0) return;
+    if (this.dirty.size === 0 && !this.dirtyMinor) return;
     const rows: ChangeHistory[] = [];
+    if (this.dirtyMinor) rows.push({ url: MINOR_CYCLE_KEY, checks: this.h.epoch(), changes: this.minor, sinceMs: this.cycleStartMs, lastChangeMs: undefined });
+    this.dirtyMinor = false;
     for (const url of this.dirty) {
       const h = this.history.get(url);
       if (h) rows.push({ ...h });
@@ -469,7 +589,7 @@ export class AdaptiveRefresh {
 
 function describe(s: ScoreParts): string {
   const f = (n: number): string => n.toFixed(2);
-  return `(score ${f(s.total)}: change_history ${f(s.change)} [P(changed) ${f(s.pChanged)}], sitemap ${f(s.sitemap)}, inverse_length ${f(s.length)}, inverse_depth ${f(s.depth)}, is_landing_page ${f(s.landing)}, is_mime_markup ${f(s.markup)})`;
+  return `(score ${f(s.total)}: change_history ${f(s.change)} [age index ${f(s.urgency)}, expected age ${(s.ageMs / 1000).toFixed(1)} s, P(changed) ${f(s.pChanged)}], sitemap ${f(s.sitemap)}, inverse_length ${f(s.length)}, inverse_depth ${f(s.depth)}, is_landing_page ${f(s.landing)}, is_mime_markup ${f(s.markup)})`;
 }
 
 /** The scheduler of an adaptive collection's cycle, from its settings. */

@@ -58,8 +58,10 @@ export interface QueuedUri {
  *             (MS-FSCADM CollectionRefetchURI Refeed)
  *   PURGE     queued by the purge phase after the cycle (trawl_purge, engine/purge.ts):
  *             its document is deleted when it answers 3xx or 4xx
+ *   RECRAWL   taken by a minor cycle of refresh_mode adaptive (engine/adaptive-refresh.ts):
+ *             fetched when leased, also after a restart that lost the scheduler's memory
  */
-export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16, REFEED: 32, PURGE: 64 } as const;
+export const URI_FLAGS = { SITEMAP: 1, FEED: 2, FROM_FEED: 4, SENT: 8, QUARANTINED: 16, REFEED: 32, PURGE: 64, RECRAWL: 128 } as const;
 /**
  * Crash strikes: bits 16–17 of a frontier row's flags, kept by the store
  * (a caller never passes them in a QueuedUri).

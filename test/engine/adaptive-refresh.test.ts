@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AdaptiveRefresh, changedProbability, changeRate, inverseDepthScore, inverseLengthScore, landingPageScore } from '../../src/engine/adaptive-refresh.ts';
+import { AdaptiveRefresh, ageIndex, ageScore, changedProbability, changeRate, expectedAge, inverseDepthScore, inverseLengthScore, landingPageScore } from '../../src/engine/adaptive-refresh.ts';
 import { CrawlEvents } from '../../src/engine/crawl-events.ts';
 import type { CrawlStore, SitemapMeta, UriRecord } from '../../src/store/crawl-store.ts';
 import { startFixtureSite, type FixtureSite, type HostSpec, type RequestRecord } from '../support/fixture-site.ts';
@@ -48,6 +48,58 @@ describe('adaptive scoring rules', () => {
     assert.ok(changeRate(12, 12, 60 * minute, 10 * minute) > changeRate(6, 6, 60 * minute, 10 * minute));
     assert.ok(changeRate(6, 12, 60 * minute, 10 * minute) < changeRate(12, 12, 60 * minute, 10 * minute));
   });
+
+  it('expected age: t − (1 − e^(−λt))/λ, about λt²/2 for a rare change and t − 1/λ for a frequent one', () => {
+    const s = 1000;
+    assert.equal(expectedAge(0.1 / s, 0), 0);
+    assert.equal(expectedAge(0, 50 * s), 0);
+    // λ = 1/1800 s, t = 30 s: λt²/2 = 0.25 s, a little less.
+    const rare = expectedAge(1 / (1800 * s), 30 * s);
+    assert.ok(rare > 0.24 * s && rare < 0.25 * s, `${rare}`);
+    // λ = 1/s, t = 60 s: 59 s.
+    assert.ok(Math.abs(expectedAge(1 / s, 60 * s) - 59 * s) < 1);
+    // The small-λt series and the closed form agree where they meet.
+    assert.ok(Math.abs(expectedAge(0.999e-3, 1) - expectedAge(1.001e-3, 1)) < 1e-6);
+  });
+
+  it('age index: λt³/3 for a rare change, so that the age-optimal interval goes as λ^(−1/3)', () => {
+    const s = 1000;
+    const lambda = 1 / (1800 * s);
+    const t = 30 * s;
+    const j = ageIndex(lambda, t);
+    assert.ok(Math.abs(j / ((lambda * t ** 3) / 3) - 1) < 0.01, `${j}`);
+    // Closed form and series agree around their switch (x = 0.01).
+    const a = ageIndex(0.00999, 1);
+    const b = ageIndex(0.01001, 1);
+    assert.ok(Math.abs(a - b) / a < 0.01, `${a} ${b}`);
+    // It grows with the time since the fetch and with the rate.
+    assert.ok(ageIndex(lambda, 2 * t) > ageIndex(lambda, t));
+    assert.ok(ageIndex(10 * lambda, t) > ageIndex(lambda, t));
+    // The interval at which a page reaches a common threshold: a page changing 1,000 times less
+    // often reaches it 10 times later (λ^(−1/3)), not 1,000 times later as a threshold on P(changed) would give.
+    const threshold = ageIndex(1 / (10 * s), 5 * s);
+    const reach = (rate: number): number => {
+      let lo = 0;
+      let hi = 1e9;
+      for (let i = 0; i < 200; i++) {
+        const mid = (lo + hi) / 2;
+        if (ageIndex(rate, mid) < threshold) lo = mid;
+        else hi = mid;
+      }
+      return hi;
+    };
+    const ratio = reach(1 / (10_000 * s)) / reach(1 / (10 * s));
+    assert.ok(ratio > 8 && ratio < 14, `${ratio}`);
+    // For a page that changes far faster than it is fetched, t²/2 − 1/λ²: the rate hardly matters any more.
+    assert.ok(Math.abs(ageIndex(10 / s, 60 * s) / ageIndex(100 / s, 60 * s) - 1) < 0.001);
+  });
+
+  it('age score: 0 right after a fetch, half at the index of one minor cycle of a page that changed at once, below 1', () => {
+    const minorMs = 6000;
+    assert.equal(ageScore(0, minorMs), 0);
+    assert.ok(Math.abs(ageScore((minorMs * minorMs) / 2, minorMs) - 0.5) < 1e-12);
+    assert.ok(ageScore(1e15, minorMs) < 1 && ageScore(1e15, minorMs) > 0.99);
+  });
 });
 
 
@@ -77,12 +129,21 @@ describe('adaptive scoring: sitemap lastmod and priority', () => {
     // Fetched two hours ago; the sitemap says it changed one hour ago: certain.
     assert.equal(score('new').pChanged, 1);
     assert.ok(score('old').pChanged < 1);
-    // daily = 0.32: × (0.5 + priority) × the sitemap weight 10.
-    assert.ok(Math.abs(score('mid').sitemap - 0.32 * 10) < 1e-9);
-    assert.ok(Math.abs(score('high').sitemap - 0.32 * 1.5 * 10) < 1e-9);
-    assert.ok(Math.abs(score('low').sitemap - 0.32 * 0.5 * 10) < 1e-9);
+    assert.equal(score('new').urgency, 1);
+    // daily = 0.32: × (0.5 + priority) × the sitemap weight 10, × the page's age score (the same for all: fetched at once, no history).
+    const u = score('mid').urgency;
+    assert.ok(u > 0.5 && u < 1, `${u}`);
+    assert.ok(Math.abs(score('mid').sitemap - 0.32 * 10 * u) < 1e-9);
+    assert.ok(Math.abs(score('high').sitemap - 0.32 * 1.5 * 10 * u) < 1e-9);
+    assert.ok(Math.abs(score('low').sitemap - 0.32 * 0.5 * 10 * u) < 1e-9);
     // No changefreq: `default`.
-    assert.ok(Math.abs(score('old').sitemap - 0.16 * 10) < 1e-9);
+    assert.ok(Math.abs(score('old').sitemap - 0.16 * 10 * u) < 1e-9);
+    // The change history rule is the same age score under its weight.
+    assert.ok(Math.abs(score('mid').change - 10 * u) < 1e-9);
+    // Just fetched: no urgency, so neither rule scores.
+    ar.noteRecord({ ...rec('http://a.test/mid'), lastCrawledMs: now }, false);
+    assert.equal(score('mid').sitemap, 0);
+    assert.equal(score('mid').change, 0);
     assert.equal(ar.scoreOf('http://a.test/unknown', now), undefined);
   });
 });
@@ -134,6 +195,8 @@ function minorCycles(log: readonly LogLine[], requests: readonly RequestRecord[]
   }));
 }
 
+const OLD = 'Mon, 01 Jan 2024 00:00:00 GMT';
+
 describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
   let site: FixtureSite;
   let hotVersion = 0;
@@ -143,7 +206,8 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
   before(async () => {
     const routes: HostSpec['routes'] = {
       '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
-      '/': { kind: 'html', body: `<h1>index</h1><a href="/hot.html">hot</a> ${cold.map((p) => `<a href="${p}">${p}</a>`).join(' ')}` },
+      // The pages that never change say so: a Last-Modified two years old (and a 304 to If-Modified-Since).
+      '/': { kind: 'html', lastModified: OLD, body: `<h1>index</h1><a href="/hot.html">hot</a> ${cold.map((p) => `<a href="${p}">${p}</a>`).join(' ')}` },
       // A page that is different at every request.
       '/hot.html': (_req, res) => {
         hotVersion++;
@@ -151,7 +215,7 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
         res.end(`<p>version ${hotVersion}</p><a href="/">home</a>`);
       },
     };
-    for (const p of cold) routes[p] = { kind: 'html', body: `<p>${p} never changes</p><a href="/">home</a>` };
+    for (const p of cold) routes[p] = { kind: 'html', lastModified: OLD, body: `<p>${p} never changes</p><a href="/">home</a>` };
     site = await startFixtureSite([{ ip: ip(1), routes }]);
   });
 
@@ -194,11 +258,14 @@ describe('refresh_mode adaptive, crawled by trawl crawl --cycles', () => {
     const coldMost = Math.max(...cold.map(count), count('/'));
     assert.ok(count('/hot.html') >= 2 * coldMost, `hot ${count('/hot.html')}, a cold page at most ${coldMost}: ${refetched.join(' ')}`);
     for (const p of cold) assert.ok(count(p) >= 1, `${p} never re-fetched: ${refetched.join(' ')}`);
-    // In the last refresh cycle the changing page is in at least two of its three minor cycles.
-    assert.ok(minors.slice(-3).filter((m) => m.paths.includes('/hot.html')).length >= 2, minors.slice(-3).map((m) => m.paths.join(' ')).join(' | '));
+    // Every refresh cycle after the discovery re-fetches the changing page.
+    for (let c = 1; c < 5; c++) {
+      const cyc = minors.slice(3 * c, 3 * c + 3);
+      assert.ok(cyc.some((m) => m.paths.includes('/hot.html')), cyc.map((m) => `${m.label}: ${m.paths.join(' ')}`).join(' | '));
+    }
     // The scheduler log gives each decision with its reason.
     const log = readLog(data).filter((l) => l.event === 'scheduler');
-    assert.ok(log.some((l) => /re-crawl #1 \(score [\d.]+: change_history [\d.]+ \[P\(changed\) [\d.]+\]/.test(l.msg) && l.url?.endsWith('/hot.html')), 'no re-crawl line for /hot.html');
+    assert.ok(log.some((l) => /re-crawl #\d+ \(score [\d.]+: change_history [\d.]+ \[age index [\d.]+, expected age [\d.]+ s, P\(changed\) [\d.]+\]/.test(l.msg) && l.url?.endsWith('/hot.html')), 'no re-crawl line for /hot.html');
     assert.ok(log.some((l) => /budget 2 \(coverage_min 2, coverage_max_pct 0 % of 11 = 0\); re-crawls 2/.test(l.msg)), 'no site summary');
     assert.ok(log.some((l) => /minor cycle summary: .*: 2 of 2 re-crawls fetched/.test(l.msg)), 'no minor cycle summary');
     assert.ok(log.some((l) => /minor cycle 2\/3 of cycle 1 begins: 0 sites with known URIs when the cycle began .*; 1 sites in their discovery, without a budget/.test(l.msg)), 'no discovery line');
@@ -272,7 +339,7 @@ describe('refresh_mode adaptive: the sitemap and URL rules', () => {
     return minors.slice(3);
   }
 
-  it('re-fetches in the order the sitemap changefreq weights give, as many as coverage_max_pct allows (sitemap_weights)', async () => {
+  it('re-fetches the pages the sitemap changefreq weights score before those weighted 0, as many as coverage_max_pct allows (sitemap_weights)', async () => {
     const host = ip(3);
     const pages = Array.from({ length: 19 }, (_, i) => `/s${i}.html`);
     // The more often a page changes, the later its name sorts, so that URL order alone would give the opposite.
@@ -296,10 +363,20 @@ describe('refresh_mode adaptive: the sitemap and URL rules', () => {
         <section name="sitemap_weights"><attrib name="always" type="real">1</attrib><attrib name="hourly" type="real">0.64</attrib><attrib name="daily" type="real">0.32</attrib>
           <attrib name="weekly" type="real">0.16</attrib><attrib name="monthly" type="real">0.08</attrib><attrib name="yearly" type="real">0.04</attrib>
           <attrib name="never" type="real">0</attrib><attrib name="default" type="real">0.12</attrib></section>`);
-      // always, hourly, daily, weekly; then the pages without a changefreq (the index is in no sitemap) in URL order;
-      // monthly, yearly; and one of those the sitemap says never change, to fill the 12.
-      const expected = ['/s18.html', '/s17.html', '/s16.html', '/s15.html', '/', '/s10.html', '/s11.html', '/s12.html', '/s9.html', '/s14.html', '/s13.html', '/s0.html'];
-      for (const m of minors) assert.deepEqual(m.paths, expected, m.label);
+      // Every page the weights give a score: always, hourly, daily, weekly, monthly, yearly, the pages without a
+      // changefreq (the index is in no sitemap: default); then the first of those the sitemap says never change
+      // (weight 0: no score at all, so the URL order decides), to fill the 12. Which of the scored pages comes first
+      // depends on how long since each was fetched (the weight scales its age score), so the set is what is fixed.
+      const expected = ['/s18.html', '/s17.html', '/s16.html', '/s15.html', '/s14.html', '/s13.html', '/', '/s9.html', '/s10.html', '/s11.html', '/s12.html', '/s0.html'];
+      for (const m of minors) {
+        assert.deepEqual([...m.paths].sort(), [...expected].sort(), m.label);
+        // The page with weight 0 is last: the scored ones all outrank it.
+        assert.equal(m.paths.at(-1), '/s0.html', m.label);
+      }
+      // The best page left out is one the sitemap says never changes, scoring nothing.
+      const log = readLog(join(dir, 'sitemap')).filter((l) => l.event === 'scheduler' && / of cycle 2: 8 known URIs of .* not taken; the best of them: /.test(l.msg));
+      assert.equal(log.length, 3, 'no "not taken" line per minor cycle');
+      for (const l of log) assert.match(l.msg, /the best of them: \S+\/s1\.html \(score 0\.00:/);
     } finally {
       await s.close();
     }
