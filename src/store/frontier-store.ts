@@ -1,7 +1,8 @@
 /**
  * The frontier role of the crawl store: per-site queues of URIs, and the
  * seen set (one entry per collection and URL, stamped with the last cycle
- * it was queued in).
+ * it was queued or fetched in: a URI left queued by an earlier cycle and
+ * fetched in this one is seen in this one, and not queued again in it).
  *
  *            enqueue ──► frontier entry (queued, epoch = this cycle)
  *                            │ lease(site, n)
@@ -139,7 +140,8 @@ export interface FrontierStore {
    * queued so far (urgent URIs, refresh_mode prepend), in the batch's own
    * order. Returns the URIs actually added, in order, as the caller's own
    * objects; an already-seen URI (or a repeat within the batch) is not
-   * returned. Idempotent within a cycle.
+   * returned. Idempotent within a cycle. A URI being fetched right now
+   * is left alone (its completion marks it seen in the cycle fetching it).
    */
   enqueue(collection: string, epoch: number, uris: readonly QueuedUri[], front?: boolean): Promise<QueuedUri[]>;
   /**

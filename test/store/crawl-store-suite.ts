@@ -60,6 +60,28 @@ export function crawlStoreSuite(target: SuiteTarget): void {
       await s.close();
     });
 
+    it('a URI left queued by an earlier cycle and fetched in this one is seen in this one (refresh_mode append)', async () => {
+      const s = await target.open();
+      await s.enqueue('c', 1, [q('http://a.test/left'), q('http://a.test/busy')]);
+      // Cycle 2 keeps them queued (append) and fetches them.
+      const [left, busy] = await s.lease('c', 'http://a.test:80', 2);
+      assert.deepEqual([left!.url, busy!.url], ['http://a.test/left', 'http://a.test/busy']);
+      // Linked again while /busy is being fetched: neither is queued again, nor is the lease given up.
+      const linked = [q('http://a.test/left'), q('http://a.test/busy')];
+      assert.deepEqual(await s.complete('c', 2, { leaseId: left!.id, site: left!.site, record: rec(left!.url, { epoch: 2 }), discovered: linked }), []);
+      assert.deepEqual(await s.frontierEntry('c', 'http://a.test/left').then((e) => [e!.state, e!.epoch]), ['done', 2]);
+      assert.equal((await s.frontierEntry('c', 'http://a.test/busy'))!.state, 'leased');
+      assert.deepEqual(await s.enqueue('c', 2, linked), []);
+      assert.equal(await s.seen('c', 2, 'http://a.test/left'), true);
+      await s.complete('c', 2, { leaseId: busy!.id, site: busy!.site, record: rec(busy!.url, { epoch: 2 }), discovered: linked });
+      assert.deepEqual(await s.counts('c'), { queued: 0, leased: 0, done: 2 });
+      assert.deepEqual(await s.enqueue('c', 2, linked), []);
+      // A completion never takes an entry back to an earlier cycle; the next cycle queues both again.
+      assert.equal((await s.frontierEntry('c', 'http://a.test/busy'))!.epoch, 2);
+      assert.equal((await s.enqueue('c', 3, linked)).length, 2);
+      await s.close();
+    });
+
     it('frontierEntry: the state, cycle and parent as queued, leased and done; undefined when unknown', async () => {
       const s = await target.open();
       assert.equal(await s.frontierEntry('c', 'http://a.test/x'), undefined);

@@ -501,7 +501,7 @@ export class PostgresCrawlStore implements CrawlStore, CompletionBatchWriter {
       batch.flatMap((b) => (b.completion.record ? [{ collection: b.collection, record: b.completion.record }] : [])),
       (r) => `${r.collection}\u0000${r.record.url}`,
     );
-    const done = [batch.map((b) => b.completion.leaseId), batch.map((b) => toDb(b.collection))];
+    const done = [batch.map((b) => b.completion.leaseId), batch.map((b) => toDb(b.collection)), batch.map((b) => b.epoch)];
     // Discovered links: each (collection, url) once, for the first completion that found it.
     const owner = new Map<string, number>();
     const entering: Entering[] = [];

@@ -4,7 +4,7 @@
  *   trawl_meta (key PK)              schema version
  *   collections (name PK)            configuration XML, state, epoch
  *   frontier (id PK; collection+url unique)
- *        state 0 queued │ 1 leased │ 2 done; epoch = last cycle it was queued in
+ *        state 0 queued │ 1 leased │ 2 done; epoch = last cycle it was queued or fetched in
  *        lease_owner, lease_expires: who holds a leased row, and until when
  *        index (collection, site, priority, seq) of the queued only ◄── lease() walks this
  *        index (collection, lease_expires) of the leased only       ◄── recoverLeases(), expired leases

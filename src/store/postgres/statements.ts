@@ -67,7 +67,7 @@ const ENQUEUE_NEW = (sequence: string): string => `WITH b AS (SELECT nextval('${
 const ENQUEUE_AGAIN = `UPDATE frontier f SET state = 0, priority = u.priority, seq = $13::bigint + u.ord, epoch = u.epoch,
     depth = u.depth, hops = u.hops, redirects = u.redirects, retries = 0, parent = u.parent, sub = u.sub, flags = u.flags, ${UNLEASED}
   FROM ${URI_ARRAYS}
-  WHERE f.collection = u.collection AND f.url = u.url AND f.epoch < u.epoch
+  WHERE f.collection = u.collection AND f.url = u.url AND f.epoch < u.epoch AND f.state <> 1
   RETURNING f.collection, f.url`;
 
 /** An operator's refetch: queued again even if seen, unless it is being fetched right now. */
@@ -174,9 +174,9 @@ export const STATEMENTS = {
   counts: `SELECT (SELECT count(*) FROM frontier WHERE collection = $1 AND state = 0) AS queued,
              (SELECT count(*) FROM frontier WHERE collection = $1 AND state = 1) AS leased,
              (SELECT count(*) FROM frontier WHERE collection = $1) AS total`,
-  /** Leases done: arrays of lease id and collection. */
-  done: `UPDATE frontier f SET state = 2, flags = f.flags & ~${CRASH_STRIKES_MASK}, ${UNLEASED}
-         FROM unnest($1::bigint[], $2::text[]) AS d(id, collection) WHERE f.id = d.id AND f.collection = d.collection`,
+  /** Leases done: arrays of lease id, collection, and the cycle that fetched it (the entry is then seen in that cycle). */
+  done: `UPDATE frontier f SET state = 2, epoch = greatest(f.epoch, d.epoch), flags = f.flags & ~${CRASH_STRIKES_MASK}, ${UNLEASED}
+         FROM unnest($1::bigint[], $2::text[], $3::int[]) AS d(id, collection, epoch) WHERE f.id = d.id AND f.collection = d.collection`,
   delRecords: 'DELETE FROM records WHERE collection = $1 AND url = ANY($2::text[]) RETURNING url, content_ref',
   // A leased row stays (its fetch is under way) without its record.
   delFrontier: 'DELETE FROM frontier WHERE collection = $1 AND url = ANY($2::text[]) AND state <> 1',
@@ -260,10 +260,10 @@ export const STATEMENTS = {
 /**
  * A whole group-commit batch as ONE statement (one round trip, atomic
  * without BEGIN and COMMIT): records ($1–$19, as putRecords), leases done
- * ($20–$21, as done), discovered URIs ($22–$33, as enqueue: the new ones
+ * ($20–$22, as done), discovered URIs ($23–$34, as enqueue: the new ones
  * added, those last queued in an earlier cycle queued again, except a
- * lease of this batch), site statistics ($34–$36, as putStats) and feed
- * operations ($37–$40, as queueFeed; no key twice). Answers with the
+ * lease, of this batch or under way), site statistics ($35–$37, as
+ * putStats) and feed operations ($38–$41, as queueFeed; no key twice). Answers with the
  * (collection, url) of the URIs queued. Data-modifying WITH clauses all
  * run, once, whether or not the final SELECT reads them.
  */
@@ -273,18 +273,18 @@ const COMPLETE_BATCH = `WITH b AS (SELECT nextval('frontier_seq_back') AS base),
   new AS (
     INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
     SELECT u.collection, u.url, u.site, 0, u.priority, b.base + u.ord, u.epoch, u.depth, u.hops, u.redirects, 0, u.parent, u.sub, u.flags
-    FROM ${shift(URI_ARRAYS, 21)}, b
+    FROM ${shift(URI_ARRAYS, 22)}, b
     ORDER BY u.collection, u.url
     ON CONFLICT (collection, url) DO NOTHING
     RETURNING collection, url),
   again AS (
     UPDATE frontier f SET state = 0, priority = u.priority, seq = b.base + u.ord, epoch = u.epoch,
       depth = u.depth, hops = u.hops, redirects = u.redirects, retries = 0, parent = u.parent, sub = u.sub, flags = u.flags, ${UNLEASED}
-    FROM ${shift(URI_ARRAYS, 21)}, b
-    WHERE f.collection = u.collection AND f.url = u.url AND f.epoch < u.epoch AND f.id <> ALL($20::bigint[])
+    FROM ${shift(URI_ARRAYS, 22)}, b
+    WHERE f.collection = u.collection AND f.url = u.url AND f.epoch < u.epoch AND f.state <> 1 AND f.id <> ALL($20::bigint[])
     RETURNING f.collection, f.url),
-  stats AS (${shift(STATEMENTS.putStats, 33)} RETURNING 1),
-  feed AS (${shift(STATEMENTS.queueFeed, 36)} RETURNING 1)
+  stats AS (${shift(STATEMENTS.putStats, 34)} RETURNING 1),
+  feed AS (${shift(STATEMENTS.queueFeed, 37)} RETURNING 1)
   SELECT collection, url FROM new UNION ALL SELECT collection, url FROM again`;
 
 /** The statements run by name, the batch's included. */

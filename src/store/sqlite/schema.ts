@@ -3,7 +3,7 @@
  *
  *   collections (name PK)            configuration XML, state, epoch
  *   frontier (id PK; collection+url unique)
- *        state 0 queued │ 1 leased │ 2 done; epoch = last cycle it was queued in
+ *        state 0 queued │ 1 leased │ 2 done; epoch = last cycle it was queued or fetched in
  *        record_id ──► records.id: the URI's record (NULL: never crawled)
  *        index (collection, site, priority, seq) of the queued only ◄── lease() walks this
  *        index (collection) of the leased only                      ◄── recoverLeases()

@@ -282,7 +282,7 @@ export class SqliteCrawlStore implements CrawlStore, CompletionBatchWriter {
   /** One completion, inside the batch's transaction: frontier, record, links, statistics, feed. */
   private completeOne(collection: string, epoch: number, c: Completion, writeSiteStats: boolean): QueuedUri[] {
     const recordId = c.record ? this.writeRecord(collection, c.record, c.leaseId) : undefined;
-    this.st.done.run(recordId ?? null, c.leaseId, collection);
+    this.st.done.run(epoch, recordId ?? null, c.leaseId, collection);
     const added = c.discovered.filter((u) => this.enqueueOne(collection, epoch, u, false));
     if (c.siteStats !== undefined && writeSiteStats) this.st.putStats.run(collection, c.site, c.siteStats);
     for (const f of c.feed ?? []) this.st.queueFeed.run(collection, f.destination, f.url, f.op);

@@ -49,7 +49,7 @@ export function prepareStatements(db: DatabaseSync) {
                 ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch,
                   depth = excluded.depth, hops = excluded.hops, redirects = excluded.redirects, retries = 0, parent = excluded.parent, sub = excluded.sub,
                   flags = excluded.flags
-                WHERE frontier.epoch < excluded.epoch`),
+                WHERE frontier.epoch < excluded.epoch AND frontier.state <> 1`),
     requeue: p(`INSERT INTO frontier (collection, url, site, state, priority, seq, epoch, depth, hops, redirects, retries, parent, sub, flags)
                 VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
                 ON CONFLICT (collection, url) DO UPDATE SET state = 0, priority = excluded.priority, seq = excluded.seq, epoch = excluded.epoch, retries = 0,
@@ -92,7 +92,7 @@ export function prepareStatements(db: DatabaseSync) {
     counts: p(`SELECT (SELECT count(*) FROM frontier WHERE collection = ? AND state = 0) AS queued,
                  (SELECT count(*) FROM frontier WHERE collection = ? AND state = 1) AS leased,
                  (SELECT count(*) FROM frontier WHERE collection = ?) AS total`),
-    done: p(`UPDATE frontier SET state = 2, record_id = coalesce(?, record_id), flags = flags & ~${CRASH_STRIKES_MASK} WHERE id = ? AND collection = ?`),
+    done: p(`UPDATE frontier SET state = 2, epoch = max(epoch, ?), record_id = coalesce(?, record_id), flags = flags & ~${CRASH_STRIKES_MASK} WHERE id = ? AND collection = ?`),
 
     // ------------------------------------------------------------ records
     getRecord: p(`SELECT r.* FROM ${RECORD_OF_URL}`),
