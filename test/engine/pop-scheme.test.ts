@@ -11,14 +11,17 @@ import { collectionXml, runCrawl, tempDir } from '../support/crawl-harness.ts';
 const list = (name: string, items: readonly string[]) =>
   `<attrib name="${name}" type="list-string">${items.map((i) => `<member>${i}</member>`).join('')}</attrib>`;
 
-/** An index linking, in document order, b1 b2 b3 then a1 a2 a3: first in, first out would fetch the b pages first. */
-function twoLevels(ip: string): HostSpec {
+/**
+ * An index linking, in document order, b1 b2 b3 then a1 a2 a3: first in, first out would fetch the b pages first.
+ * `delayMs` slows the linked pages' answers.
+ */
+function twoLevels(ip: string, delayMs = 0): HostSpec {
   const pages = ['b1', 'b2', 'b3', 'a1', 'a2', 'a3'];
   const routes: HostSpec['routes'] = {
     '/robots.txt': { kind: 'robots', body: 'User-agent: *\nAllow: /\n' },
     '/': { kind: 'html', body: `<h1>index of ${ip}</h1>${pages.map((p) => `<a href="/${p}">${p}</a>`).join(' ')}` },
   };
-  for (const p of pages) routes[`/${p}`] = { kind: 'html', body: `<p>${p} of ${ip}</p>` };
+  for (const p of pages) routes[`/${p}`] = { kind: 'html', body: `<p>${p} of ${ip}</p>`, delayMs };
   return { ip, routes };
 }
 
@@ -110,7 +113,9 @@ describe('workqueue_priority pop_scheme', () => {
 
   it('max_inter_docs still rotates the sites, and each site keeps its rr order', async () => {
     const [ipX, ipY] = ['127.0.133.6', '127.0.133.7'];
-    const site = await startFixtureSite([twoLevels(ipX), twoLevels(ipY)]);
+    // 150 ms a linked page: each site's index is committed long before the other site's
+    // pages run out, however loaded the machine, so the turns do not depend on commit timing.
+    const site = await startFixtureSite([twoLevels(ipX, 150), twoLevels(ipY, 150)]);
     try {
       const x = site.host(ipX);
       const y = site.host(ipY);
