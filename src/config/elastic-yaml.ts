@@ -42,8 +42,10 @@
  *   max_response_size             cut_off, and truncate no (Elastic drops an
  *                                 oversize response; it does not truncate it)
  *   (no key)                      delay 1 s (the Elastic crawlers have none; see readInner)
- *   (no key)                      trawl_purge.enabled yes, http_errors 5xx DELETE:3 (the
- *                                 Elastic crawler's purge phase and content deletion)
+ *   purge_crawl_enabled           trawl_purge.enabled (yes when not given), and always
+ *                                 http_errors 5xx DELETE:3 (the Elastic crawler's purge
+ *                                 phase and content deletion)
+ *   event_logs                    trawl_elastic.events (yes when not given)
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
@@ -68,7 +70,8 @@
  *   crawl_id                      the collection's name (else the file's name)
  *   domains[].extraction_rulesets trawl_extraction_rulesets.<host>_<port>_<n>: domain,
  *                                 url_filters "type pattern", rules as JSON members
- *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled)
+ *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled);
+ *   content_extraction_*            the earlier names, read when the binary_ one is absent
  *   domains[].exclude_tags        trawl_elastic.exclude_tags "ORIGIN tag tag …"
  *   full_html_extraction_enabled  trawl_elastic.full_html
  *   stats_dump_interval           trawl_elastic.stats_interval (seconds, at least 1)
@@ -86,7 +89,7 @@
  *
  * Not applied: every other setting the crawler defines (schedule,
  * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
- * the logging keys, purge_crawl_enabled, head_requests_enabled,
+ * the logging keys, head_requests_enabled,
  * socket_timeout, default_encoding, the
  * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
@@ -211,15 +214,16 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   ssl_verification_mode: none(),
   binary_content_extraction_enabled: by('binary'),
   binary_content_extraction_mime_types: by('binary'),
-  content_extraction_enabled: none('documents are kept by allowed_types'),
-  content_extraction_mime_types: none('documents are kept by allowed_types'),
+  // The Open Crawler's earlier names of binary_content_extraction_enabled and _mime_types.
+  content_extraction_enabled: by('binary'),
+  content_extraction_mime_types: by('binary'),
   default_encoding: none(),
   head_requests_enabled: none(),
-  purge_crawl_enabled: none(),
+  purge_crawl_enabled: value('boolean', 'trawl_purge.enabled'),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
   markdown_conversion: none(),
   log_level: none('trawl\'s own log level is the --log-level option (or TRAWL_LOG_LEVEL)'),
-  event_logs: none(LOGS_HINT),
+  event_logs: value('boolean', 'trawl_elastic.events'),
   event_logs_to_file: none(LOGS_HINT),
   system_logs_to_file: none(LOGS_HINT),
   log_file_directory: none(LOGS_HINT),
@@ -1113,8 +1117,15 @@ function elasticDefaults(cx: Ctx, top: At): void {
 
 /** binary_content_extraction_enabled and _mime_types: trawl_extraction.binary_mime_types (the open_crawler schema's files), kept by allowed_types too. */
 function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
-  const enabledEntry = keys.get('binary_content_extraction_enabled');
-  const typesEntry = keys.get('binary_content_extraction_mime_types');
+  // content_extraction_*: the earlier names, read when the binary_ name is not given.
+  const either = (name: string): YEntry | undefined => {
+    const current = keys.get(`binary_${name}`);
+    const earlier = keys.get(name);
+    if (current && earlier) cx.r.warn(keyAt(earlier), `${earlier.path} is not applied: binary_${name} is given, its current name`);
+    return current ?? earlier;
+  };
+  const enabledEntry = either('content_extraction_enabled');
+  const typesEntry = either('content_extraction_mime_types');
   const enabled = enabledEntry ? cx.read.bool(enabledEntry.value) : false;
   if (!typesEntry) return;
   const types: string[] = [];
@@ -1128,7 +1139,7 @@ function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
     types.push(t.toLowerCase());
   }
   if (enabled !== true) {
-    cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
+    cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: ${enabledEntry?.path ?? 'binary_content_extraction_enabled'} is not true`);
     return;
   }
   for (const t of types) cx.b.add(['trawl_extraction', 'binary_mime_types'], t, typesEntry.value);
@@ -1400,7 +1411,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   // The Elastic crawler's content deletion: each crawl starts from its seeds and is followed by a
   // purge of what it did not reach (3xx, 4xx: deleted); a 5xx leaves a document as it is until
   // three crawls in a row found it inaccessible.
-  b.set(['trawl_purge', 'enabled'], true, top);
+  if (b.get(['trawl_purge', 'enabled']) === undefined) b.set(['trawl_purge', 'enabled'], true, top);
   b.set(['http_errors', '5xx'], 'DELETE:3', top);
 
   const c: CollectionConfig = { name, root: b.root, nodes: new Map() };

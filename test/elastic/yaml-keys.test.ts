@@ -1,0 +1,118 @@
+// Open Crawler keys that once were warned about and are now applied, each shown by its
+// effect on a crawl of a loopback site through the real CLI (the site's own request log,
+// the console sink's documents, logs/crawl.log), or on the Elasticsearch stand-in:
+// purge_crawl_enabled (trawl_purge.enabled), event_logs (trawl_elastic.events),
+// content_extraction_enabled/_mime_types (the earlier names of binary_content_extraction_*).
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { startFixtureSite, type FixtureSite, type RouteSpec } from '../support/fixture-site.ts';
+import { consoleEntries } from '../support/open-crawler-console.ts';
+import { runTrawl } from '../support/trawl-cli.ts';
+
+const page = (title: string, links: string[] = []): RouteSpec => ({
+  kind: 'html',
+  body: `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`,
+});
+
+describe('Open Crawler keys applied by trawl', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-elastic-keys-'));
+  const sites: FixtureSite[] = [];
+  after(async () => {
+    for (const s of sites) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function crawl(name: string, yaml: string, data = join(dir, `${name}-data`)) {
+    const file = join(dir, `${name}.yml`);
+    writeFileSync(file, yaml);
+    const r = await runTrawl(['crawl', '--data', data, file], { timeoutMs: 120_000 });
+    return { ...r, data, docs: consoleEntries(r.out).map((e) => new URL(e.url).pathname).sort() };
+  }
+  const yamlFor = (origin: string, more = '') => `domains:\n  - url: ${origin}\nloopback_allowed: true\noutput_sink: console\n${more}`;
+  const events = (data: string) => readFileSync(join(data, 'logs', 'crawl.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it('no warning names an applied key; config convert carries each into the XML', async () => {
+    const file = join(dir, 'convert.yml');
+    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\n`);
+    const v = await runTrawl(['config', 'validate', file], { timeoutMs: 60_000 });
+    assert.equal(v.code, 0, v.err);
+    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
+    const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
+    assert.equal(c.code, 0, c.err);
+    assert.match(c.out, /<section name="trawl_purge">\s*<attrib name="enabled" type="boolean">\s*no\s*<\/attrib>/);
+    assert.match(c.out, /<section name="trawl_elastic">[\s\S]*?<attrib name="events" type="boolean">\s*no\s*<\/attrib>/);
+    assert.match(c.out, /<attrib name="binary_mime_types" type="list-string">\s*<member>\s*application\/pdf\s*<\/member>/);
+  });
+
+  it('event_logs: false writes trawl\'s own events, not the Elastic crawler\'s', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.134.61', routes: { '/': page('home', ['/a.html']), '/a.html': page('a') } }]);
+    sites.push(site);
+    const origin = site.hosts[0]!.origin;
+    const on = await crawl('events-on', yamlFor(origin));
+    assert.equal(on.code, 0, on.err);
+    assert.ok(events(on.data).some((e) => e['event.action'] === 'crawl-start'), 'the default has the Elastic events');
+    const off = await crawl('events-off', yamlFor(origin, 'event_logs: false\n'));
+    assert.equal(off.code, 0, off.err);
+    assert.deepEqual(off.docs, ['/', '/a.html']);
+    const lines = events(off.data);
+    assert.ok(lines.length > 0);
+    assert.equal(lines.filter((e) => 'event.action' in e).length, 0);
+    assert.ok(lines.some((e) => e.event === 'fetch'), 'trawl\'s fetch events are there');
+  });
+
+  it('content_extraction_enabled and _mime_types: the files of those types are indexed, as with binary_content_extraction_*', async () => {
+    const site = await startFixtureSite([{
+      ip: '127.0.134.62',
+      routes: {
+        '/': page('home', ['/report.pdf', '/photo.png']),
+        '/report.pdf': { kind: 'binary', bytes: new TextEncoder().encode('%PDF-1.4 not really'), contentType: 'application/pdf' },
+        '/photo.png': { kind: 'binary', bytes: new Uint8Array([137, 80, 78, 71]), contentType: 'image/png' },
+      },
+    }]);
+    sites.push(site);
+    const origin = site.hosts[0]!.origin;
+    const r = await crawl('earlier-names', yamlFor(origin, 'content_extraction_enabled: true\ncontent_extraction_mime_types:\n  - application/pdf\n'));
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(r.docs, ['/', '/report.pdf']);
+    const off = await crawl('earlier-names-off', yamlFor(origin, 'content_extraction_enabled: false\ncontent_extraction_mime_types:\n  - application/pdf\n'));
+    assert.equal(off.code, 0, off.err);
+    assert.deepEqual(off.docs, ['/']);
+    assert.match(off.err, /content_extraction_mime_types is not applied: content_extraction_enabled is not true/);
+  });
+
+  it('purge_crawl_enabled: false: no purge phase; the next crawl fetches every known URL again, following a redirect the purge would not', async () => {
+    const site = await startFixtureSite([{
+      ip: '127.0.134.63',
+      routes: { '/': page('home', ['/moved.html']), '/moved.html': page('moved'), '/elsewhere.html': page('elsewhere') },
+    }]);
+    sites.push(site);
+    const h = site.hosts[0]!;
+    const cycles = async (name: string, more: string) => {
+      const data = join(dir, `${name}-data`);
+      const first = await crawl(name, yamlFor(h.origin, more), data);
+      assert.equal(first.code, 0, first.err);
+      assert.deepEqual(first.docs, ['/', '/moved.html']);
+      // The site stops linking to /moved.html, which now redirects.
+      site.setRoute(h.ip, '/', page('home'));
+      site.setRoute(h.ip, '/moved.html', { kind: 'redirect', to: '/elsewhere.html' });
+      site.reset();
+      const second = await crawl(name, yamlFor(h.origin, more), data);
+      assert.equal(second.code, 0, second.err);
+      const fetched = site.fetchedPaths();
+      site.setRoute(h.ip, '/', page('home', ['/moved.html']));
+      site.setRoute(h.ip, '/moved.html', page('moved'));
+      return fetched;
+    };
+    // The purge (the default) fetches /moved.html once more, deletes it on its 3xx, and does not follow it.
+    const purged = await cycles('purge-on', '');
+    assert.ok(purged.includes('/moved.html'));
+    assert.ok(!purged.includes('/elsewhere.html'), purged.join(' '));
+    // Without it, /moved.html is a known URL fetched again as any other, its redirect followed.
+    const kept = await cycles('purge-off', 'purge_crawl_enabled: false\n');
+    assert.ok(kept.includes('/moved.html'));
+    assert.ok(kept.includes('/elsewhere.html'), kept.join(' '));
+  });
+});
