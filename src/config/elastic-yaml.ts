@@ -83,6 +83,9 @@
  *   elasticsearch.bulk_api.*      bulk_max_items, bulk_max_bytes
  *   elasticsearch.ssl_verify,     ssl_verify, ca_path
  *   ca_file / ca_path
+ *   elasticsearch.request_timeout, request_timeout, compression, retries,
+ *   compression, retry_on_failure,  retry_delay (retry_on_failure true: 3; false: 0)
+ *   delay_on_retry
  *
  * Dotted keys are nested in every mapping, at every level (not inside
  * lists), as the crawler's loader does.
@@ -91,7 +94,7 @@
  * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
  * the logging keys, head_requests_enabled,
  * socket_timeout, default_encoding, the
- * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
+ * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
  * crawl rule without a leading "/" is a warning (it never matches, as in
@@ -283,12 +286,12 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   ca_path: field,
   ca_file: field,
   ca_fingerprint: none('trust the CA with ca_file or ca_path'),
-  verify_hostname: none('trawl checks the host name whenever it checks the certificate (ssl_verify)'),
-  compression: none(),
-  request_timeout: none(),
-  retry_on_failure: none(),
-  reload_on_failure: none(),
-  delay_on_retry: none(),
+  verify_hostname: none('the Open Crawler reads it only to warn when ssl_verify is false; trawl, as its client does, checks the host name whenever it checks the certificate (ssl_verify)'),
+  compression: field,
+  request_timeout: field,
+  retry_on_failure: field,
+  reload_on_failure: none('trawl sends to the one host given, so there is no node list to reload'),
+  delay_on_retry: field,
 };
 
 /** One entry of `auth` (type basic: domain, username, password; type raw: domain, header). */
@@ -298,6 +301,12 @@ const SINK_TYPES = ['console', 'file', 'elasticsearch'] as const satisfies reado
 const ELASTIC_DEFAULT_OUTPUT_DIR = './crawled_docs';
 const ELASTIC_DEFAULT_PIPELINE = 'ent-search-generic-ingestion';
 const ELASTIC_DEFAULT_PROXY_PORT = 8080;
+/** The Open Crawler's Elasticsearch client: retries when retry_on_failure is true or not a count, and delay_on_retry when not a positive whole number. */
+const ELASTIC_DEFAULT_ES_RETRIES = 3;
+const ELASTIC_DEFAULT_ES_RETRY_DELAY = 2;
+/** The registry's bound on trawl_sinks.<sink>.retries and retry_delay. */
+const MAX_ES_RETRIES = 20;
+const MAX_ES_RETRY_DELAY = 600;
 /** The Open Crawler's pipeline parameters, each true unless elasticsearch.pipeline_params sets it. */
 const ELASTIC_DEFAULT_PIPELINE_PARAMS = ['_reduce_whitespace', '_run_ml_inference', '_extract_binary_content'] as const;
 const BULK_API_KEYS: Readonly<Record<string, Rule>> = { max_items: field, max_size_bytes: field };
@@ -1065,6 +1074,34 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
     const ca = read.str(first!.value);
     if (ca !== undefined) b.set([...sink, 'ca_path'], ca, first!.value);
     for (const e of rest) unused(e, `${first!.path} is given; trawl trusts one CA file or directory per sink`);
+  }
+  // The Elasticsearch client's behaviour: request_timeout, compression, retry_on_failure, delay_on_retry.
+  const timeoutEntry = esKeys.get('request_timeout');
+  const timeout = timeoutEntry ? read.int(timeoutEntry.value) : undefined;
+  if (timeout !== undefined) b.set([...sink, 'request_timeout'], timeout, timeoutEntry!.value);
+  const compressionEntry = esKeys.get('compression');
+  const compression = compressionEntry ? read.bool(compressionEntry.value) : undefined;
+  if (compression !== undefined) b.set([...sink, 'compression'], compression, compressionEntry!.value);
+  const retryEntry = esKeys.get('retry_on_failure');
+  if (retryEntry) {
+    // As the Open Crawler reads it: false is none, true (or a value that is not a count) its 3.
+    const v = retryEntry.value.kind === 'scalar' ? retryEntry.value.value : undefined;
+    const count = typeof v === 'number' && Number.isInteger(v) && v >= 0;
+    const retries = v === false ? 0 : count ? v : ELASTIC_DEFAULT_ES_RETRIES;
+    if (v !== true && v !== false && !count) {
+      r.warn(retryEntry.value, `${retryEntry.path}: expected a count of retries, true or false, got ${retryEntry.value.kind === 'scalar' ? describe(v) : kindName(retryEntry.value)}; ${ELASTIC_DEFAULT_ES_RETRIES} retries, as in the Open Crawler`);
+    }
+    if (retries > MAX_ES_RETRIES) r.warn(retryEntry.value, `${retryEntry.path}: trawl retries a request ${MAX_ES_RETRIES} times at most; ${MAX_ES_RETRIES} is applied`);
+    b.set([...sink, 'retries'], Math.min(retries, MAX_ES_RETRIES), retryEntry.value);
+  }
+  const delayEntry = esKeys.get('delay_on_retry');
+  if (delayEntry) {
+    // A whole number of seconds above 0; anything else is the Open Crawler's 2.
+    const v = delayEntry.value.kind === 'scalar' ? delayEntry.value.value : undefined;
+    const ok = typeof v === 'number' && Number.isInteger(v) && v > 0;
+    if (!ok) r.warn(delayEntry.value, `${delayEntry.path}: expected a whole number of seconds above 0, got ${delayEntry.value.kind === 'scalar' ? describe(v) : kindName(delayEntry.value)}; ${ELASTIC_DEFAULT_ES_RETRY_DELAY} s, as in the Open Crawler`);
+    if (ok && v > MAX_ES_RETRY_DELAY) r.warn(delayEntry.value, `${delayEntry.path}: trawl waits ${MAX_ES_RETRY_DELAY} s at most before a first retry; ${MAX_ES_RETRY_DELAY} is applied`);
+    b.set([...sink, 'retry_delay'], ok ? Math.min(v, MAX_ES_RETRY_DELAY) : ELASTIC_DEFAULT_ES_RETRY_DELAY, delayEntry.value);
   }
   const bulkEntry = esKeys.get('bulk_api');
   const bulk = bulkEntry && !(bulkEntry.value.kind === 'scalar' && bulkEntry.value.value === null) ? read.map(bulkEntry.value) : undefined;

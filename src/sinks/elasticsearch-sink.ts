@@ -8,16 +8,21 @@
  * document sent through a pipeline; bulk_max_items and bulk_max_bytes split
  * a batch into several _bulk requests (sent in turn); ssl_verify false and
  * ca_path (a PEM file, or a directory of .pem/.crt files) set how the
- * endpoint's TLS certificate is checked.
+ * endpoint's TLS certificate is checked; request_timeout bounds each request,
+ * compression gzips its body, and retries (with retry_delay, doubling)
+ * sends a failed request again before the batch is given up.
  *
- * A transport error, a 429 or a 5xx rejects the whole batch (it is retried
- * later); an item the bulk response marks failed with a 4xx is refused for
+ * A transport error, a 429 or a 5xx, once the retries are spent, rejects
+ * the whole batch (the feeder offers it again later); an item the bulk response marks failed with a 4xx is refused for
  * good and counted (PPFailed). A delete answered 404 is a success: the
  * document is gone either way.
  */
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { Agent, request, type Dispatcher } from 'undici';
 import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
@@ -46,6 +51,10 @@ export class ElasticsearchSink implements Sink {
   private readonly maxItems: number;
   private readonly maxBytes: number;
   private readonly dispatcher: Dispatcher | undefined;
+  private readonly timeoutMs: number;
+  private readonly compression: boolean;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
 
   constructor(name: string, s: SinkSettings) {
     this.name = name;
@@ -53,6 +62,10 @@ export class ElasticsearchSink implements Sink {
     this.params = s.pipeline && s.pipelineParams && s.pipelineParams.length > 0 ? pipelineParams(s.pipelineParams) : undefined;
     this.maxItems = s.bulkMaxItems ?? Infinity;
     this.maxBytes = s.bulkMaxBytes ?? Infinity;
+    this.timeoutMs = (s.requestTimeoutS ?? 60) * 1000;
+    this.compression = s.compression === true;
+    this.retries = s.retries ?? 0;
+    this.retryDelayMs = (s.retryDelayS ?? 2) * 1000;
     if (s.sslVerify === false || s.caPath !== undefined) {
       this.dispatcher = new Agent({ connect: s.sslVerify === false ? { rejectUnauthorized: false } : { ca: readCaPath(s.caPath!) } });
     }
@@ -95,19 +108,33 @@ export class ElasticsearchSink implements Sink {
     return { rejected };
   }
 
-  /** One _bulk request; the items refused for good, by position in it. */
-  private async send(body: string): Promise<Array<{ index: number; reason: string }>> {
+  /** One _bulk request, sent again up to `retries` times while it fails for a reason that may pass; the items refused for good, by position in it. */
+  private async send(ndjson: string): Promise<Array<{ index: number; reason: string }>> {
+    const body = this.compression ? await gzipAsync(ndjson) : ndjson;
+    const headers = this.compression ? { ...this.headers, 'content-encoding': 'gzip' } : this.headers;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.sendOnce(body, headers);
+      } catch (err) {
+        if (!RETRYABLE.has(err as Error) || attempt >= this.retries) throw err;
+        await sleep(Math.min(this.retryDelayMs * 2 ** attempt, MAX_RETRY_WAIT_MS));
+      }
+    }
+  }
+
+  private async sendOnce(body: string | Buffer, headers: Record<string, string>): Promise<Array<{ index: number; reason: string }>> {
     let status: number;
     let text: string;
     try {
-      const res = await request(this.endpoint, { method: 'POST', headers: this.headers, body, headersTimeout: 60_000, bodyTimeout: 60_000, ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}) });
+      const res = await request(this.endpoint, { method: 'POST', headers, body, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}) });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      throw trawlError('SINK_ES_TRANSPORT', { sink: this.name, endpoint: this.endpoint, reason: maskText((err as Error).message) }, { cause: err });
+      throw retryable(trawlError('SINK_ES_TRANSPORT', { sink: this.name, endpoint: this.endpoint, reason: maskText((err as Error).message) }, { cause: err }));
     }
     if (status < 200 || status >= 300) {
-      throw trawlError('SINK_ES_STATUS', { sink: this.name, endpoint: this.endpoint, status, body: maskText(text.slice(0, 300)) });
+      const e = trawlError('SINK_ES_STATUS', { sink: this.name, endpoint: this.endpoint, status, body: maskText(text.slice(0, 300)) });
+      throw status === 429 || status >= 500 ? retryable(e) : e;
     }
     let parsed: { errors?: boolean; items?: Array<Record<string, BulkItem>> };
     try {
@@ -127,13 +154,24 @@ export class ElasticsearchSink implements Sink {
       else rejected.push({ index: i, reason: `${r.status ?? '?'} ${reason}` });
     });
     // Items refused for a reason that may pass (429, 5xx): the whole batch again; the others are idempotent.
-    if (retry) throw trawlError('SINK_ES_ITEM_RETRY', { sink: this.name, reason: retry });
+    if (retry) throw retryable(trawlError('SINK_ES_ITEM_RETRY', { sink: this.name, reason: retry }));
     return rejected;
   }
 
   async close(): Promise<void> {
     await this.dispatcher?.close();
   }
+}
+
+const gzipAsync = promisify(gzip);
+/** The longest wait between two attempts, however many retries double retry_delay. */
+const MAX_RETRY_WAIT_MS = 3_600_000;
+
+/** The failures that may pass when the request is sent again: transport errors, 429, 5xx. */
+const RETRYABLE = new WeakSet<Error>();
+function retryable(e: Error): Error {
+  RETRYABLE.add(e);
+  return e;
 }
 
 /** pipeline_params members "name=value": true, false and numbers as JSON values, anything else as text. */

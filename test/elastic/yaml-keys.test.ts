@@ -2,12 +2,19 @@
 // effect on a crawl of a loopback site through the real CLI (the site's own request log,
 // the console sink's documents, logs/crawl.log), or on the Elasticsearch stand-in:
 // purge_crawl_enabled (trawl_purge.enabled), event_logs (trawl_elastic.events),
-// content_extraction_enabled/_mime_types (the earlier names of binary_content_extraction_*).
+// content_extraction_enabled/_mime_types (the earlier names of binary_content_extraction_*),
+// elasticsearch.request_timeout, compression, retry_on_failure and delay_on_retry
+// (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import type { SearchDocument } from '../../src/sinks/document.ts';
+import { ElasticsearchSink } from '../../src/sinks/elasticsearch-sink.ts';
+import { allOk, StandIn } from '../support/es-standin.ts';
 import { startFixtureSite, type FixtureSite, type RouteSpec } from '../support/fixture-site.ts';
 import { consoleEntries } from '../support/open-crawler-console.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
@@ -114,5 +121,80 @@ describe('Open Crawler keys applied by trawl', () => {
     const kept = await cycles('purge-off', 'purge_crawl_enabled: false\n');
     assert.ok(kept.includes('/moved.html'));
     assert.ok(kept.includes('/elsewhere.html'), kept.join(' '));
+  });
+
+  it('elasticsearch.compression, retry_on_failure, delay_on_retry: gzip bodies, and a request answered 503 is sent again before the feed fails', async () => {
+    const site = await startFixtureSite([{ ip: '127.0.134.64', routes: { '/': page('home', ['/a.html']), '/a.html': page('a') } }]);
+    sites.push(site);
+    const es = new StandIn();
+    await es.start('127.0.134.65');
+    let failures = 2;
+    es.answer = (r) => (failures-- > 0 ? { status: 503, body: '{"error":"unavailable"}' } : allOk(r));
+    try {
+      const yaml = `domains:\n  - url: ${site.hosts[0]!.origin}\nloopback_allowed: true\noutput_index: web\nelasticsearch:\n  host: ${es.url}\n  pipeline_enabled: false\n  compression: true\n  retry_on_failure: 2\n  delay_on_retry: 1\n  request_timeout: 30\n`;
+      const file = join(dir, 'es-retry.yml');
+      writeFileSync(file, yaml);
+      const v = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
+      assert.equal(v.code, 0, v.err);
+      assert.doesNotMatch(v.err, /elasticsearch\.(compression|retry_on_failure|delay_on_retry|request_timeout)/);
+      for (const [name, type, value] of [['compression', 'boolean', 'yes'], ['retries', 'integer', '2'], ['retry_delay', 'real', '1'], ['request_timeout', 'integer', '30']]) {
+        assert.match(v.out, new RegExp(`<attrib name="${name}" type="${type}">\\s*${value}(\\.0)?\\s*</attrib>`), name);
+      }
+      const r = await runTrawl(['crawl', '--data', join(dir, 'es-retry-data'), '--feed-timeout', '60', file], { timeoutMs: 120_000 });
+      assert.equal(r.code, 0, r.err);
+      // Twice 503, then the same request again, accepted: the feed saw no failure.
+      assert.ok(es.received.length >= 3, `${es.received.length} requests`);
+      assert.equal(es.received[1]!.raw, es.received[0]!.raw);
+      assert.equal(es.received[2]!.raw, es.received[0]!.raw);
+      assert.doesNotMatch(r.err, /answered 503/);
+      for (const q of es.received) {
+        assert.equal(q.headers['content-encoding'], 'gzip');
+        assert.deepEqual([...q.bytes.subarray(0, 2)], [0x1f, 0x8b]);
+      }
+      const urls = es.received.slice(2).flatMap((q) => q.lines.filter((_, i) => i % 2 === 1).map((d) => new URL((d as { url: string }).url).pathname)).sort();
+      assert.deepEqual(urls, ['/', '/a.html']);
+    } finally {
+      await es.stop();
+    }
+  });
+
+  it('the elasticsearch sink: no retry for a 4xx; none at all with retries 0; request_timeout bounds a request that gets no answer', { timeout: 60_000 }, async () => {
+    const es = new StandIn();
+    await es.start('127.0.134.66');
+    const doc = { op: 'index' as const, doc: { id: 'id1', url: 'http://a.test/', collection: 'c', body: 'x' } as unknown as SearchDocument };
+    try {
+      es.answer = () => ({ status: 400, body: '{"error":"bad"}' });
+      const fourxx = new ElasticsearchSink('es', { url: es.url, index: 'web', retries: 3, retryDelayS: 0 });
+      await assert.rejects(fourxx.submit([doc]), /answered 400/);
+      assert.equal(es.received.length, 1);
+      await fourxx.close();
+      es.answer = () => ({ status: 503, body: '{"error":"unavailable"}' });
+      const none = new ElasticsearchSink('es', { url: es.url, index: 'web', retries: 0 });
+      await assert.rejects(none.submit([doc]), /answered 503/);
+      assert.equal(es.received.length, 2);
+      await none.close();
+      const some = new ElasticsearchSink('es', { url: es.url, index: 'web', retries: 2, retryDelayS: 0 });
+      await assert.rejects(some.submit([doc]), /answered 503/);
+      assert.equal(es.received.length, 5);
+      await some.close();
+    } finally {
+      await es.stop();
+    }
+    // A server that reads the request and never answers.
+    const held: ServerResponse[] = [];
+    const silent = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.134.67', resolve));
+    try {
+      const sink = new ElasticsearchSink('es', { url: `http://127.0.134.67:${(silent.address() as AddressInfo).port}`, index: 'web', requestTimeoutS: 1 });
+      await assert.rejects(sink.submit([doc]), /elasticsearch sink es: .*[Tt]imeout/);
+      await sink.close();
+    } finally {
+      for (const res of held) res.destroy();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
