@@ -75,6 +75,8 @@
  *   domains[].exclude_tags        trawl_elastic.exclude_tags "ORIGIN tag tag …"
  *   full_html_extraction_enabled  trawl_elastic.full_html
  *   stats_dump_interval           trawl_elastic.stats_interval (seconds, at least 1)
+ *   default_encoding              trawl_extraction.default_charset (an encoding
+ *                                 TextDecoder does not know: a warning)
  *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
  *   max_data_attribute_size         max_data_attribute_bytes
  *   (every sink)                  schema open_crawler: the Open Crawler's documents
@@ -93,7 +95,7 @@
  * Not applied: every other setting the crawler defines (schedule,
  * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
  * the logging keys, head_requests_enabled,
- * socket_timeout, default_encoding, the
+ * socket_timeout, the
  * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
@@ -126,7 +128,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -220,7 +222,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   // The Open Crawler's earlier names of binary_content_extraction_enabled and _mime_types.
   content_extraction_enabled: by('binary'),
   content_extraction_mime_types: by('binary'),
-  default_encoding: none(),
+  default_encoding: by('encoding'),
   head_requests_enabled: none(),
   purge_crawl_enabled: value('boolean', 'trawl_purge.enabled'),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
@@ -1182,6 +1184,24 @@ function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
   for (const t of types) cx.b.add(['trawl_extraction', 'binary_mime_types'], t, typesEntry.value);
 }
 
+/** default_encoding: trawl_extraction.default_charset, when it is an encoding trawl can read (a WHATWG Encoding label). */
+function readEncoding(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  const name = cx.read.str(entry.value);
+  if (name === undefined) return;
+  let known = true;
+  try {
+    new TextDecoder(name);
+  } catch {
+    known = false;
+  }
+  if (!known) {
+    cx.r.warn(keyAt(entry), `${entry.path} is not applied: trawl cannot read the encoding ${JSON.stringify(name)} (it reads the WHATWG Encoding labels: utf-8, iso-8859-1, windows-1252, shift_jis, …); pages that name no encoding are read as utf-8`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+    return;
+  }
+  cx.b.set(['trawl_extraction', 'default_charset'], name.toLowerCase(), entry.value);
+}
+
 /** config.rb's DEFAULTS max_crawl_depth (seed URLs have depth 1). */
 const ELASTIC_DEFAULT_DEPTH = 10;
 
@@ -1437,6 +1457,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
   readAuth(grouped.get('auth'), cx);
   readBinary(grouped.get('binary') ?? new Map(), cx);
+  readEncoding(grouped.get('encoding')?.get('default_encoding'), cx);
   elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a

@@ -154,6 +154,15 @@ function checkLockssRule(text: string): string | undefined {
   return checkLockssRuleSyntax(text);
 }
 
+function checkCharset(text: string): string | undefined {
+  try {
+    new TextDecoder(text);
+    return undefined;
+  } catch {
+    return 'a character encoding such as utf-8, iso-8859-1 or shift_jis (a WHATWG Encoding label)';
+  }
+}
+
 function checkCidr(text: string): string | undefined {
   const [addr, bits, extra] = text.split('/');
   const ok4 = parseIpv4Mask(bits === undefined ? `${addr}/32` : text);
@@ -537,6 +546,7 @@ const EXTRACTION = section({
   attribs: [
     attrib({ name: 'content_hash_include', key: 'contentHashInclude', honoured: 'full', type: 'list-string', default: [], allowed: ['document_title', 'document_body', 'meta_keywords', 'meta_description', 'links', 'headings'], meaning: 'The fields of an HTML page whose equality makes two pages duplicates (diffcheck) and a refetched page unchanged, as the App Search crawler\'s crawler.extraction.content_hash_include; empty: the bytes (csum_cut_off). Read on the crawl\'s path only when set.', spec: X }),
     attrib({ name: 'binary_mime_types', key: 'binaryMimeTypes', honoured: 'full', type: 'list-string', default: [], check: checkMimePattern, meaning: 'Files of these MIME types (* matches a whole field) are kept whatever allowed_types says, and indexed by sinks of the open_crawler schema as file_name, content_length, content_type and _attachment (base64); other files are not (the Open Crawler\'s binary_content_extraction_enabled and _mime_types). app_search documents carry every stored file as body_base64.', spec: X }),
+    attrib({ name: 'default_charset', key: 'defaultCharset', honoured: 'full', type: 'string', default: 'utf-8', check: checkCharset, meaning: 'The character encoding a search document is read in when neither the response\'s Content-Type nor a <meta charset> in the page names one (the Open Crawler\'s default_encoding).', spec: X }),
   ],
 });
 

@@ -42,6 +42,7 @@ export function documentOptionsOf(s: CollectionSettings): Omit<DocumentOptions, 
     ...(s.elastic.excludeTags?.length ? { excludeTags: excludeTagsSet(s.elastic.excludeTags) } : {}),
     ...(s.elastic.fullHtml ? { fullHtml: true } : {}),
     binaryMime: s.extraction.binaryMimeTypes,
+    ...(s.extraction.defaultCharset !== 'utf-8' ? { defaultCharset: s.extraction.defaultCharset } : {}),
   };
 }
 

@@ -227,9 +227,10 @@ function declaredCharset(bytes: Uint8Array): string | undefined {
   return /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(head)?.[1]?.toLowerCase();
 }
 
-export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
+/** `fallback`: the encoding when neither the response nor the page names one (trawl_extraction.default_charset). */
+export function decodeText(bytes: Uint8Array, charset: string | undefined, fallback = 'utf-8'): string {
   try {
-    return new TextDecoder(charset ?? declaredCharset(bytes) ?? 'utf-8').decode(bytes);
+    return new TextDecoder(charset ?? declaredCharset(bytes) ?? fallback).decode(bytes);
   } catch {
     return new TextDecoder('utf-8').decode(bytes);
   }
@@ -276,6 +277,8 @@ export interface DocumentOptions {
   readonly fullHtml?: boolean;
   /** Build the open_crawler form too (a sink of the collection writes it). */
   readonly openCrawler?: boolean;
+  /** trawl_extraction.default_charset: the encoding of a page that names none (default utf-8). */
+  readonly defaultCharset?: string;
 }
 
 /** The MIME types read as HTML when the options name none (one list, so that mimeMatches keeps its answers). */
@@ -326,13 +329,13 @@ export function buildDocument(src: DocumentSource, o: DocumentOptions): SearchDo
   const tagBytes = L.elasticTagBytes ?? 512;
   const dataBytes = L.dataAttributeBytes ?? 512;
   const maxLinks = o.allLinks ? (o.maxLinks ?? 1000) : L.indexedLinks;
-  const html = isHtml ? decodeText(src.body, src.charset) : undefined;
+  const html = isHtml ? decodeText(src.body, src.charset, o.defaultCharset) : undefined;
   const page = html !== undefined ? readElasticPage(html, url, { maxLinks, maxHeadings: L.headings, excludeTags: o.excludeTags?.get(u.origin) }) : undefined;
   const fullHtml = o.fullHtml && html !== undefined && html !== '' ? html : undefined;
   const ruleFields = o.rulesets?.length ? applyRulesets(o.rulesets, url, page?.dom) : new Map<string, FieldValue>();
   let text: string | undefined;
   if (page) text = page.body;
-  else if (isText) text = decodeText(src.body, src.charset);
+  else if (isText) text = decodeText(src.body, src.charset, o.defaultCharset);
 
   // The Site Search forms (class swiftype, data-swiftype-name) are App Search's only; the Elastic ones win a tie.
   const custom = page

@@ -4,9 +4,10 @@
 // purge_crawl_enabled (trawl_purge.enabled), event_logs (trawl_elastic.events),
 // content_extraction_enabled/_mime_types (the earlier names of binary_content_extraction_*),
 // elasticsearch.request_timeout, compression, retry_on_failure and delay_on_retry
-// (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay).
+// (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay), default_encoding
+// (trawl_extraction.default_charset).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,22 +37,23 @@ describe('Open Crawler keys applied by trawl', () => {
     const file = join(dir, `${name}.yml`);
     writeFileSync(file, yaml);
     const r = await runTrawl(['crawl', '--data', data, file], { timeoutMs: 120_000 });
-    return { ...r, data, docs: consoleEntries(r.out).map((e) => new URL(e.url).pathname).sort() };
+    return { ...r, data, docs: /^output_sink: console$/m.test(yaml) ? consoleEntries(r.out).map((e) => new URL(e.url).pathname).sort() : [] };
   }
   const yamlFor = (origin: string, more = '') => `domains:\n  - url: ${origin}\nloopback_allowed: true\noutput_sink: console\n${more}`;
   const events = (data: string) => readFileSync(join(data, 'logs', 'crawl.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 
   it('no warning names an applied key; config convert carries each into the XML', async () => {
     const file = join(dir, 'convert.yml');
-    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\n`);
+    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\n`);
     const v = await runTrawl(['config', 'validate', file], { timeoutMs: 60_000 });
     assert.equal(v.code, 0, v.err);
-    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
+    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
     const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
     assert.equal(c.code, 0, c.err);
     assert.match(c.out, /<section name="trawl_purge">\s*<attrib name="enabled" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_elastic">[\s\S]*?<attrib name="events" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<attrib name="binary_mime_types" type="list-string">\s*<member>\s*application\/pdf\s*<\/member>/);
+    assert.match(c.out, /<attrib name="default_charset" type="string">\s*windows-1252\s*<\/attrib>/);
   });
 
   it('event_logs: false writes trawl\'s own events, not the Elastic crawler\'s', async () => {
@@ -196,5 +198,31 @@ describe('Open Crawler keys applied by trawl', () => {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
+  });
+
+  it('default_encoding: a page whose response and markup name no encoding is read in it; one that names its own is not', async () => {
+    const latin1 = (text: string) => Uint8Array.from(Buffer.from(text, 'latin1'));
+    const site = await startFixtureSite([{
+      ip: '127.0.134.68',
+      routes: {
+        '/': { kind: 'binary', contentType: 'text/html', bytes: latin1('<!doctype html><html><head><title>Caf\u00e9</title></head><body><p>cr\u00e8me br\u00fbl\u00e9e</p><a href="/u.html">u</a></body></html>') },
+        '/u.html': { kind: 'binary', contentType: 'text/html; charset=utf-8', bytes: Uint8Array.from(Buffer.from('<!doctype html><html><head><title>na\u00efve</title></head><body><p>d\u00e9j\u00e0 vu</p></body></html>', 'utf8')) },
+      },
+    }]);
+    sites.push(site);
+    const origin = site.hosts[0]!.origin;
+    const titles = async (name: string, more: string) => {
+      const out = join(dir, `${name}-docs`);
+      const r = await crawl(name, `domains:\n  - url: ${origin}\nloopback_allowed: true\noutput_sink: file\noutput_dir: ${out}\n${more}`);
+      assert.equal(r.code, 0, r.err);
+      return { err: r.err, docs: readdirSync(out).map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')) as { title: string; body: string }).sort((a, b) => a.title.localeCompare(b.title)) };
+    };
+    const plain = await titles('encoding-default', '');
+    assert.deepEqual(plain.docs.map((d) => d.title), ['Caf\ufffd', 'na\u00efve']);
+    const latin = await titles('encoding-latin1', 'default_encoding: ISO-8859-1\n');
+    assert.deepEqual(latin.docs.map((d) => [d.title, d.body]), [['Caf\u00e9', 'cr\u00e8me br\u00fbl\u00e9e u'], ['na\u00efve', 'd\u00e9j\u00e0 vu']]);
+    const unknown = await titles('encoding-unknown', 'default_encoding: ASCII-8BIT\n');
+    assert.match(unknown.err, /default_encoding is not applied: trawl cannot read the encoding "ASCII-8BIT"/);
+    assert.deepEqual(unknown.docs.map((d) => d.title), ['Caf\ufffd', 'na\u00efve']);
   });
 });
