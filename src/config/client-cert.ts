@@ -19,6 +19,7 @@ import { trawlError, type SourceLocation, TrawlError } from '../core/errors.ts';
 import type { Diagnostic } from './diagnostics.ts';
 import { resolveSettings } from './effective.ts';
 import { locationOf, type CollectionConfig } from './model.ts';
+import type { ClientTls } from '../fetch/proxy.ts';
 
 export interface ClientCertificate {
   readonly key: Buffer;
@@ -73,6 +74,36 @@ export function readClientCertificate(s: CertFiles, baseDir: string): ClientCert
   }
   if (!x509.checkPrivateKey(keyObject)) throw trawlError('CLIENT_CERT_MISMATCH', { keyPath, certPath, subject: x509.subject.replace(/\n/g, ', ') });
   return { key, cert, subject: x509.subject.replace(/\n/g, ', '), validTo: x509.validTo };
+}
+
+/**
+ * The TLS trust of a collection (trawl_tls): the CA certificates it names
+ * (PEM text, or a PEM file read from `baseDir`), checked, and the
+ * verification mode; undefined when both are the defaults, so that the
+ * fetcher's connections are set up as without them.
+ */
+export function readServerTrust(t: { readonly caCertificates: readonly string[]; readonly verification: string }, baseDir: string): Pick<ClientTls, 'ca' | 'verify'> | undefined {
+  if (t.caCertificates.length === 0 && t.verification === 'full') return undefined;
+  const ca = t.caCertificates.map((entry) => {
+    const inline = entry.includes('-----BEGIN');
+    let pem: string;
+    if (inline) pem = entry;
+    else {
+      const path = resolvePath(baseDir, entry);
+      try {
+        pem = readFileSync(path, 'utf8');
+      } catch (err) {
+        throw trawlError('TLS_CA_UNREADABLE', { path, why: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
+      }
+    }
+    try {
+      new X509Certificate(pem);
+    } catch (err) {
+      throw trawlError('TLS_CA_NOT_PEM', { what: inline ? 'a certificate given as text' : JSON.stringify(resolvePath(baseDir, entry)), why: (err as Error).message });
+    }
+    return pem;
+  });
+  return { ...(ca.length > 0 ? { ca } : {}), verify: t.verification as 'full' | 'certificate' | 'none' };
 }
 
 /**

@@ -75,6 +75,8 @@
  *   domains[].exclude_tags        trawl_elastic.exclude_tags "ORIGIN tag tag …"
  *   full_html_extraction_enabled  trawl_elastic.full_html
  *   stats_dump_interval           trawl_elastic.stats_interval (seconds, at least 1)
+ *   ssl_verification_mode         trawl_tls.verification (full, certificate, none)
+ *   ssl_ca_certificates           trawl_tls.ca_certificates (PEM text or file paths)
  *   default_encoding              trawl_extraction.default_charset (an encoding
  *                                 TextDecoder does not know: a warning)
  *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
@@ -93,8 +95,7 @@
  * lists), as the crawler's loader does.
  *
  * Not applied: every other setting the crawler defines (schedule,
- * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
- * the logging keys, head_requests_enabled,
+ * threads_per_crawl, the logging keys, head_requests_enabled,
  * socket_timeout, the
  * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
@@ -128,7 +129,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding' | 'ca';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -215,8 +216,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
   threads_per_crawl: none('trawl\'s parallelism is per site (max_sites, max_pending)'),
   socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
-  ssl_ca_certificates: none(),
-  ssl_verification_mode: none(),
+  ssl_ca_certificates: by('ca'),
+  ssl_verification_mode: value('string', 'trawl_tls.verification'),
   binary_content_extraction_enabled: by('binary'),
   binary_content_extraction_mime_types: by('binary'),
   // The Open Crawler's earlier names of binary_content_extraction_enabled and _mime_types.
@@ -1202,6 +1203,19 @@ function readEncoding(entry: YEntry | undefined, cx: Ctx): void {
   cx.b.set(['trawl_extraction', 'default_charset'], name.toLowerCase(), entry.value);
 }
 
+/** ssl_ca_certificates: trawl_tls.ca_certificates, each a PEM file's path or the PEM text (whose line breaks are kept). */
+function readCaCertificates(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  for (const n of cx.read.list(entry.value) ?? []) {
+    const v = n.kind === 'scalar' && typeof n.value === 'string' ? n.value.trim() : undefined;
+    if (v === undefined || v === '') {
+      cx.r.error(n, `expected a CA certificate (PEM text) or the path of its file, got ${n.kind === 'scalar' ? describe(n.value) : kindName(n)}`);
+      continue;
+    }
+    cx.b.add(['trawl_tls', 'ca_certificates'], v, n);
+  }
+}
+
 /** config.rb's DEFAULTS max_crawl_depth (seed URLs have depth 1). */
 const ELASTIC_DEFAULT_DEPTH = 10;
 
@@ -1458,6 +1472,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readAuth(grouped.get('auth'), cx);
   readBinary(grouped.get('binary') ?? new Map(), cx);
   readEncoding(grouped.get('encoding')?.get('default_encoding'), cx);
+  readCaCertificates(grouped.get('ca')?.get('ssl_ca_certificates'), cx);
   elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a

@@ -668,6 +668,14 @@ const URLS = section({
   ],
 });
 
+const TRAWL_TLS = section({
+  name: 'trawl_tls', key: 'tls', honoured: 'full', meaning: 'How the crawled sites\' TLS certificates are checked (the Open Crawler\'s ssl_ca_certificates and ssl_verification_mode).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'ca_certificates', key: 'caCertificates', honoured: 'full', type: 'list-string', default: [], meaning: 'CA certificates trusted besides the system\'s, each a PEM file (relative paths from the configuration file\'s folder) or the PEM text itself.', spec: X }),
+    attrib({ name: 'verification', key: 'verification', honoured: 'full', type: 'string', default: 'full', allowed: ['full', 'certificate', 'none'], meaning: 'full: the certificate must chain to a trusted CA and name the host; certificate: the chain only; none: no check (insecure).', spec: X }),
+  ],
+});
+
 const TRAWL_HTTP = section({
   name: 'trawl_http', key: 'http', honoured: 'full', meaning: 'What requests carry besides headers.', spec: X, sections: [],
   attribs: [
@@ -793,7 +801,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, TRAWL_RENDER, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
+  EGRESS, TRAWL_LIMITS, TRAWL_RENDER, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_TLS, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

