@@ -49,6 +49,7 @@
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
+ *   socket_timeout                trawl_limits.read_timeout
  *   compression_enabled           accept_compression
  *   user_agent                    headers ["User-Agent: …"]
  *   loopback_allowed              trawl_egress.allow_loopback
@@ -95,8 +96,7 @@
  * lists), as the crawler's loader does.
  *
  * Not applied: every other setting the crawler defines (schedule,
- * threads_per_crawl, the logging keys, head_requests_enabled,
- * socket_timeout, the
+ * threads_per_crawl, the logging keys, head_requests_enabled, the
  * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
@@ -129,7 +129,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding' | 'ca';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding' | 'ca' | 'socket';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -215,7 +215,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   // ------------------------------------------------ no trawl equivalent
   schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
   threads_per_crawl: none('trawl\'s parallelism is per site (max_sites, max_pending)'),
-  socket_timeout: none('trawl has fetch_timeout and trawl_limits.connect_timeout'),
+  socket_timeout: by('socket'),
   ssl_ca_certificates: by('ca'),
   ssl_verification_mode: value('string', 'trawl_tls.verification'),
   binary_content_extraction_enabled: by('binary'),
@@ -1203,6 +1203,16 @@ function readEncoding(entry: YEntry | undefined, cx: Ctx): void {
   cx.b.set(['trawl_extraction', 'default_charset'], name.toLowerCase(), entry.value);
 }
 
+/** socket_timeout: trawl_limits.read_timeout; 0, no timeout for the Open Crawler's client, leaves it to fetch_timeout. */
+function readSocketTimeout(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  const n = cx.read.int(entry.value);
+  if (n === undefined) return;
+  if (n < 0) cx.r.error(entry.value, `expected a number of seconds, 0 or more, got ${n}`);
+  else if (n === 0) cx.r.warn(keyAt(entry), `${entry.path} 0 (no timeout) is not applied: trawl bounds each request by fetch_timeout (request_timeout)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+  else cx.b.set(['trawl_limits', 'read_timeout'], n, entry.value);
+}
+
 /** ssl_ca_certificates: trawl_tls.ca_certificates, each a PEM file's path or the PEM text (whose line breaks are kept). */
 function readCaCertificates(entry: YEntry | undefined, cx: Ctx): void {
   if (!entry) return;
@@ -1473,6 +1483,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readBinary(grouped.get('binary') ?? new Map(), cx);
   readEncoding(grouped.get('encoding')?.get('default_encoding'), cx);
   readCaCertificates(grouped.get('ca')?.get('ssl_ca_certificates'), cx);
+  readSocketTimeout(grouped.get('socket')?.get('socket_timeout'), cx);
   elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a

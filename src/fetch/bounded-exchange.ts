@@ -4,7 +4,8 @@
  * transport exceptions become results (`FetchOutcome`); nothing above it
  * catches network errors.
  *
- *   FetchCall ─► undici (connect timeout; fetch_timeout over the whole document)
+ *   FetchCall ─► undici (connect timeout; fetch_timeout over the whole document;
+ *                read_timeout, when set, for the headers and between body parts)
  *            ─► onRequestStart: the request is being written: request.onSent()
  *            ─► body: raw bytes counted ─► decompress (gzip/deflate/br, capped)
  *                                       ─► cut_off: truncate or fail ("tl")
@@ -353,7 +354,8 @@ export function boundedExchange(call: FetchCall): Promise<FetchOutcome> {
     const exchange = new Exchange(call, resolve);
     // Answered already: the crawl was stopping before the request was made.
     if (exchange.done) return;
-    const timeoutMs = call.request.limits.fetchTimeoutMs;
+    const { fetchTimeoutMs, readTimeoutMs } = call.request.limits;
+    const timeoutMs = readTimeoutMs !== undefined ? Math.min(readTimeoutMs, fetchTimeoutMs) : fetchTimeoutMs;
     try {
       call.dispatcher.dispatch({
         origin: call.request.url.origin, path: call.path, method: call.method, headers: call.headers, body: call.body,

@@ -13,6 +13,8 @@ export interface FetchLimits {
   readonly fetchTimeoutMs: number;
   /** trawl_limits.connect_timeout */
   readonly connectTimeoutMs: number;
+  /** trawl_limits.read_timeout: longest wait for the response's headers, then between two parts of its body (at most fetch_timeout). */
+  readonly readTimeoutMs?: number | undefined;
   /** cut_off: largest (decompressed) document; undefined = no limit. */
   readonly cutOffBytes: number | undefined;
   /** What the cut-off is called in messages: "cut_off" unless a reader's own limit stands in for it. */

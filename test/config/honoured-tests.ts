@@ -23,6 +23,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_sinks.<sink>.ca_path': ['test/elastic/sinks.test.ts'],
   'trawl_sinks.<sink>.bulk_max_items': ['test/elastic/sinks.test.ts'],
   'trawl_sinks.<sink>.bulk_max_bytes': ['test/elastic/sinks.test.ts'],
+  'trawl_limits.read_timeout': ['test/elastic/yaml-keys.test.ts'],
   'trawl_tls': ['test/elastic/yaml-keys.test.ts'],
   'trawl_tls.ca_certificates': ['test/elastic/yaml-keys.test.ts'],
   'trawl_tls.verification': ['test/elastic/yaml-keys.test.ts'],

@@ -6,7 +6,8 @@
 // elasticsearch.request_timeout, compression, retry_on_failure and delay_on_retry
 // (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay), default_encoding
 // (trawl_extraction.default_charset), ssl_ca_certificates and ssl_verification_mode (trawl_tls,
-// against an HTTPS server with a certificate of a CA made with openssl).
+// against an HTTPS server with a certificate of a CA made with openssl), socket_timeout
+// (trawl_limits.read_timeout).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
@@ -48,16 +49,17 @@ describe('Open Crawler keys applied by trawl', () => {
 
   it('no warning names an applied key; config convert carries each into the XML', async () => {
     const file = join(dir, 'convert.yml');
-    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\nssl_verification_mode: certificate\nssl_ca_certificates: [ca.pem]\n`);
+    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\nssl_verification_mode: certificate\nssl_ca_certificates: [ca.pem]\nsocket_timeout: 7\n`);
     const v = await runTrawl(['config', 'validate', file], { timeoutMs: 60_000 });
     assert.equal(v.code, 0, v.err);
-    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding', 'ssl_verification_mode', 'ssl_ca_certificates']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
+    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding', 'ssl_verification_mode', 'ssl_ca_certificates', 'socket_timeout']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
     const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
     assert.equal(c.code, 0, c.err);
     assert.match(c.out, /<section name="trawl_purge">\s*<attrib name="enabled" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_elastic">[\s\S]*?<attrib name="events" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<attrib name="binary_mime_types" type="list-string">\s*<member>\s*application\/pdf\s*<\/member>/);
     assert.match(c.out, /<attrib name="default_charset" type="string">\s*windows-1252\s*<\/attrib>/);
+    assert.match(c.out, /<section name="trawl_limits">[\s\S]*?<attrib name="read_timeout" type="integer">\s*7\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_tls">\s*<attrib name="ca_certificates" type="list-string">\s*<member>\s*ca\.pem\s*<\/member>\s*<\/attrib>\s*<attrib name="verification" type="string">\s*certificate\s*<\/attrib>/);
   });
 
@@ -271,5 +273,18 @@ describe('Open Crawler keys applied by trawl', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await new Promise<void>((resolve) => second.close(() => resolve()));
     }
+  });
+
+  it('socket_timeout: a page whose response does not start within it fails with ti; request_timeout alone would have waited', async () => {
+    const site = await startFixtureSite([{
+      ip: '127.0.134.71',
+      routes: { '/': page('home', ['/slow.html', '/fast.html']), '/slow.html': { ...page('slow'), delayMs: 4000 } as RouteSpec, '/fast.html': page('fast') },
+    }]);
+    sites.push(site);
+    const r = await crawl('socket-timeout', yamlFor(site.hosts[0]!.origin, 'socket_timeout: 1\nrequest_timeout: 60\n'));
+    assert.equal(r.code, 0, r.err);
+    assert.ok(site.fetchedPaths().includes('/slow.html'), 'the slow page was asked for');
+    assert.deepEqual(r.docs, ['/', '/fast.html']);
+    assert.match(r.out + r.err, /\bti\b/);
   });
 });
