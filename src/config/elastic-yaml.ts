@@ -46,6 +46,7 @@
  *                                 http_errors 5xx DELETE:3 (the Elastic crawler's purge
  *                                 phase and content deletion)
  *   event_logs                    trawl_elastic.events (yes when not given)
+ *   threads_per_crawl             max_sites (sites crawled at once)
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
@@ -96,7 +97,7 @@
  * lists), as the crawler's loader does.
  *
  * Not applied: every other setting the crawler defines (schedule,
- * threads_per_crawl, the logging keys, head_requests_enabled, the
+ * the logging keys, head_requests_enabled, the
  * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
@@ -214,7 +215,8 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   http_auth_allowed: by('auth'),
   // ------------------------------------------------ no trawl equivalent
   schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
-  threads_per_crawl: none('trawl\'s parallelism is per site (max_sites, max_pending)'),
+  // The Open Crawler's fetch threads; trawl crawls a site one request at a time (delay), so the threads bound the sites crawled at once.
+  threads_per_crawl: value('integer', 'max_sites', { min: 1, minWhy: 'a crawl needs one thread at least' }),
   socket_timeout: by('socket'),
   ssl_ca_certificates: by('ca'),
   ssl_verification_mode: value('string', 'trawl_tls.verification'),

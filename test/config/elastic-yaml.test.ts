@@ -159,12 +159,11 @@ describe('Elastic crawler YAML: valid files', () => {
   it('full.yml: one TRAWL_ERR_CONFIG_UNSUPPORTED warning per setting without an equivalent, in file order', () => {
     const { diagnostics, path } = load('full.yml');
     const warnings = warningsOf(diagnostics);
-    assert.equal(warnings.length, 3, JSON.stringify(warnings, null, 1));
+    assert.equal(warnings.length, 2, JSON.stringify(warnings, null, 1));
     assert.deepEqual(
       warnings.map((w) => w.param),
       [
         'schedule',
-        'threads_per_crawl',
         'log_level',
       ],
     );

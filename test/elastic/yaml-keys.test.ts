@@ -7,7 +7,7 @@
 // (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay), default_encoding
 // (trawl_extraction.default_charset), ssl_ca_certificates and ssl_verification_mode (trawl_tls,
 // against an HTTPS server with a certificate of a CA made with openssl), socket_timeout
-// (trawl_limits.read_timeout).
+// (trawl_limits.read_timeout), threads_per_crawl (max_sites).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
@@ -49,10 +49,10 @@ describe('Open Crawler keys applied by trawl', () => {
 
   it('no warning names an applied key; config convert carries each into the XML', async () => {
     const file = join(dir, 'convert.yml');
-    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\nssl_verification_mode: certificate\nssl_ca_certificates: [ca.pem]\nsocket_timeout: 7\n`);
+    writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\nssl_verification_mode: certificate\nssl_ca_certificates: [ca.pem]\nsocket_timeout: 7\nthreads_per_crawl: 3\n`);
     const v = await runTrawl(['config', 'validate', file], { timeoutMs: 60_000 });
     assert.equal(v.code, 0, v.err);
-    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding', 'ssl_verification_mode', 'ssl_ca_certificates', 'socket_timeout']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
+    for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding', 'ssl_verification_mode', 'ssl_ca_certificates', 'socket_timeout', 'threads_per_crawl']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
     const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
     assert.equal(c.code, 0, c.err);
     assert.match(c.out, /<section name="trawl_purge">\s*<attrib name="enabled" type="boolean">\s*no\s*<\/attrib>/);
@@ -60,6 +60,7 @@ describe('Open Crawler keys applied by trawl', () => {
     assert.match(c.out, /<attrib name="binary_mime_types" type="list-string">\s*<member>\s*application\/pdf\s*<\/member>/);
     assert.match(c.out, /<attrib name="default_charset" type="string">\s*windows-1252\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_limits">[\s\S]*?<attrib name="read_timeout" type="integer">\s*7\s*<\/attrib>/);
+    assert.match(c.out, /<attrib name="max_sites" type="integer">\s*3\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_tls">\s*<attrib name="ca_certificates" type="list-string">\s*<member>\s*ca\.pem\s*<\/member>\s*<\/attrib>\s*<attrib name="verification" type="string">\s*certificate\s*<\/attrib>/);
   });
 
@@ -286,5 +287,20 @@ describe('Open Crawler keys applied by trawl', () => {
     assert.ok(site.fetchedPaths().includes('/slow.html'), 'the slow page was asked for');
     assert.deepEqual(r.docs, ['/', '/fast.html']);
     assert.match(r.out + r.err, /\bti\b/);
+  });
+
+  it('threads_per_crawl: 1 fetches one page at a time over all the domains: no two requests in the sites\' logs overlap', async () => {
+    const slow = (title: string, links: string[] = []): RouteSpec => ({ ...page(title, links), delayMs: 600 } as RouteSpec);
+    const routes = (n: string) => ({ '/': slow(`home ${n}`, ['/a.html']), '/a.html': slow(`a ${n}`) });
+    const site = await startFixtureSite([{ ip: '127.0.134.72', routes: routes('x') }, { ip: '127.0.134.73', routes: routes('y') }]);
+    sites.push(site);
+    const [x, y] = site.hosts as [typeof site.hosts[0], typeof site.hosts[0]];
+    const r = await crawl('threads', `domains:\n  - url: ${x.origin}\n  - url: ${y.origin}\nloopback_allowed: true\noutput_sink: console\nthreads_per_crawl: 1\n`);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.docs.length, 4);
+    // Each page takes 600 ms to answer: two sites crawled at once would have requests in flight together.
+    const all = [...x.requests, ...y.requests].filter((q) => q.path !== '/robots.txt').sort((a, b) => a.startMs - b.startMs);
+    assert.equal(all.length, 4);
+    for (let i = 1; i < all.length; i++) assert.ok(all[i - 1]!.endMs! <= all[i]!.startMs, JSON.stringify(all.map((q) => [q.host, q.path, q.startMs, q.endMs])));
   });
 });
