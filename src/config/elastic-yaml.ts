@@ -47,6 +47,7 @@
  *                                 phase and content deletion)
  *   event_logs                    trawl_elastic.events (yes when not given)
  *   threads_per_crawl             max_sites (sites crawled at once)
+ *   schedule.pattern              refresh, the cron expression's period (readSchedule)
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
@@ -96,8 +97,8 @@
  * Dotted keys are nested in every mapping, at every level (not inside
  * lists), as the crawler's loader does.
  *
- * Not applied: every other setting the crawler defines (schedule,
- * the logging keys, head_requests_enabled, the
+ * Not applied: every other setting the crawler defines (the logging
+ * keys, head_requests_enabled, the
  * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
@@ -130,7 +131,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding' | 'ca' | 'socket';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding' | 'ca' | 'socket' | 'schedule';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -214,7 +215,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   auth: by('auth'),
   http_auth_allowed: by('auth'),
   // ------------------------------------------------ no trawl equivalent
-  schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
+  schedule: by('schedule'),
   // The Open Crawler's fetch threads; trawl crawls a site one request at a time (delay), so the threads bound the sites crawled at once.
   threads_per_crawl: value('integer', 'max_sites', { min: 1, minWhy: 'a crawl needs one thread at least' }),
   socket_timeout: by('socket'),
@@ -226,11 +227,11 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   content_extraction_enabled: by('binary'),
   content_extraction_mime_types: by('binary'),
   default_encoding: by('encoding'),
-  head_requests_enabled: none(),
+  head_requests_enabled: none('trawl asks for a page with one GET, conditional (If-Modified-Since, If-None-Match) when it has a copy, and refuses an unwanted type or size from the response headers before reading the body'),
   purge_crawl_enabled: value('boolean', 'trawl_purge.enabled'),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
   markdown_conversion: none(),
-  log_level: none('trawl\'s own log level is the --log-level option (or TRAWL_LOG_LEVEL)'),
+  log_level: none('trawl has no log level per collection: trawl serve\'s is its --log-level option (or TRAWL_LOG_LEVEL), and the event log is written whole'),
   event_logs: value('boolean', 'trawl_elastic.events'),
   event_logs_to_file: none(LOGS_HINT),
   system_logs_to_file: none(LOGS_HINT),
@@ -1205,6 +1206,72 @@ function readEncoding(entry: YEntry | undefined, cx: Ctx): void {
   cx.b.set(['trawl_extraction', 'default_charset'], name.toLowerCase(), entry.value);
 }
 
+/**
+ * schedule.pattern, a cron expression: `refresh` (minutes), the period of
+ * trawl serve's refresh cycles, for the forms that have one: "* * * * *",
+ * "*\/N * * * *", "M * * * *", "M *\/N * * *", "M H * * *", "M H * * D",
+ * @hourly, @daily, @weekly. A pattern that pins a time (M, H, D) keeps
+ * its period, not the time: a warning says so. Any other pattern is a
+ * warning, not applied.
+ */
+function readSchedule(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  const m = entry.value.kind === 'scalar' && entry.value.value === null ? undefined : cx.read.map(entry.value);
+  if (!m) {
+    if (entry.value.kind === 'scalar' && entry.value.value === null) cx.r.warn(keyAt(entry), `${entry.path} has no value and is not applied`);
+    return;
+  }
+  let patternEntry: YEntry | undefined;
+  for (const e of m.entries) {
+    if (e.key === 'pattern') patternEntry = e;
+    else cx.r.warn(keyAt(e), `${e.path} is not applied: trawl reads schedule.pattern only`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+  }
+  if (!patternEntry) return;
+  const pattern = cx.read.str(patternEntry.value);
+  if (pattern === undefined) return;
+  const period = cronPeriod(pattern);
+  if (period === undefined) {
+    cx.r.warn(keyAt(patternEntry), `${patternEntry.path} ${JSON.stringify(pattern)} is not applied: trawl serve recrawls every refresh minutes, and this pattern has no one period (trawl reads * * * * *, */N * * * *, M * * * *, M */N * * *, M H * * *, M H * * D, @hourly, @daily, @weekly)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+    return;
+  }
+  cx.b.set(['refresh'], period.minutes, patternEntry.value);
+  if (period.pinned) {
+    cx.r.warn(keyAt(patternEntry), `${patternEntry.path} ${JSON.stringify(pattern)}: trawl serve starts a refresh cycle every ${period.minutes} minutes (refresh), counted from the collection's start; the time the pattern names is not applied`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+  }
+}
+
+/** The period of a cron expression in minutes, for the forms readSchedule lists; `pinned` when it names a minute, hour or weekday. */
+function cronPeriod(pattern: string): { minutes: number; pinned: boolean } | undefined {
+  const named: Record<string, number> = { '@hourly': 60, '@daily': 1440, '@midnight': 1440, '@weekly': 10080 };
+  const p = pattern.trim().toLowerCase();
+  if (Object.hasOwn(named, p)) return { minutes: named[p]!, pinned: true };
+  const f = p.split(/\s+/);
+  if (f.length !== 5) return undefined;
+  const [min, hour, dom, month, dow] = f as [string, string, string, string, string];
+  const num = (s: string, max: number): boolean => /^\d+$/.test(s) && Number(s) <= max;
+  const step = (s: string, max: number): number | undefined => {
+    const n = /^\*\/(\d+)$/.exec(s)?.[1];
+    return n !== undefined && Number(n) >= 1 && Number(n) <= max ? Number(n) : undefined;
+  };
+  if (dom !== '*' || month !== '*') return undefined;
+  const weekday = dow === '*' ? false : /^([0-7]|sun|mon|tue|wed|thu|fri|sat)$/.test(dow) ? true : undefined;
+  if (weekday === undefined) return undefined;
+  if (hour === '*' && !weekday) {
+    if (min === '*') return { minutes: 1, pinned: false };
+    const n = step(min, 59);
+    if (n !== undefined) return { minutes: n, pinned: false };
+    if (num(min, 59)) return { minutes: 60, pinned: true };
+    return undefined;
+  }
+  if (!num(min, 59)) return undefined;
+  if (!weekday) {
+    const n = step(hour, 23);
+    if (n !== undefined) return { minutes: 60 * n, pinned: true };
+  }
+  if (num(hour, 23)) return { minutes: weekday ? 10080 : 1440, pinned: true };
+  return undefined;
+}
+
 /** socket_timeout: trawl_limits.read_timeout; 0, no timeout for the Open Crawler's client, leaves it to fetch_timeout. */
 function readSocketTimeout(entry: YEntry | undefined, cx: Ctx): void {
   if (!entry) return;
@@ -1486,6 +1553,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   readEncoding(grouped.get('encoding')?.get('default_encoding'), cx);
   readCaCertificates(grouped.get('ca')?.get('ssl_ca_certificates'), cx);
   readSocketTimeout(grouped.get('socket')?.get('socket_timeout'), cx);
+  readSchedule(grouped.get('schedule')?.get('schedule'), cx);
   elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a
