@@ -227,7 +227,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   content_extraction_enabled: by('binary'),
   content_extraction_mime_types: by('binary'),
   default_encoding: by('encoding'),
-  head_requests_enabled: none('trawl asks for a page with one GET, conditional (If-Modified-Since, If-None-Match) when it has a copy, and refuses an unwanted type or size from the response headers before reading the body'),
+  head_requests_enabled: none('trawl asks for a page with one GET, conditional (If-Modified-Since, If-None-Match) when it has a copy; a response whose declared size is too large is dropped before its body is read'),
   purge_crawl_enabled: value('boolean', 'trawl_purge.enabled'),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
   markdown_conversion: none(),
