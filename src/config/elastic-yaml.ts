@@ -90,6 +90,7 @@
  *   elasticsearch.bulk_api.*      bulk_max_items, bulk_max_bytes
  *   elasticsearch.ssl_verify,     ssl_verify, ca_path
  *   ca_file / ca_path
+ *   elasticsearch.ca_fingerprint  ca_fingerprint
  *   elasticsearch.request_timeout, request_timeout, compression, retries,
  *   compression, retry_on_failure,  retry_delay (retry_on_failure true: 3; false: 0)
  *   delay_on_retry
@@ -291,7 +292,7 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   ssl_verify: field,
   ca_path: field,
   ca_file: field,
-  ca_fingerprint: none('trust the CA with ca_file or ca_path'),
+  ca_fingerprint: field,
   verify_hostname: none('the Open Crawler reads it only to warn when ssl_verify is false; trawl, as its client does, checks the host name whenever it checks the certificate (ssl_verify)'),
   compression: field,
   request_timeout: field,
@@ -1074,6 +1075,12 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   const sslEntry = esKeys.get('ssl_verify');
   const ssl = sslEntry ? read.bool(sslEntry.value) : undefined;
   if (ssl !== undefined) b.set([...sink, 'ssl_verify'], ssl, sslEntry!.value);
+  const fpEntry = esKeys.get('ca_fingerprint');
+  if (fpEntry && !(fpEntry.value.kind === 'scalar' && fpEntry.value.value === null)) {
+    const fp = read.str(fpEntry.value);
+    if (fp !== undefined && ssl === false) unused(fpEntry, 'elasticsearch.ssl_verify is false');
+    else if (fp !== undefined) b.set([...sink, 'ca_fingerprint'], fp, fpEntry.value);
+  }
   const caEntries = (['ca_file', 'ca_path'] as const).map((n) => esKeys.get(n)).filter((e): e is YEntry => e !== undefined);
   if (caEntries.length > 0) {
     const [first, ...rest] = caEntries;

@@ -154,6 +154,10 @@ function checkLockssRule(text: string): string | undefined {
   return checkLockssRuleSyntax(text);
 }
 
+function checkSha256Fingerprint(text: string): string | undefined {
+  return /^[0-9a-f]{64}$/i.test(text.replace(/:/g, '')) ? undefined : 'a SHA-256 fingerprint: 64 hexadecimal digits, colons allowed';
+}
+
 function checkCharset(text: string): string | undefined {
   try {
     new TextDecoder(text);
@@ -634,6 +638,7 @@ const SINK = section({
     attrib({ name: 'ca_path', key: 'caPath', honoured: 'full', type: 'string', meaning: 'The elasticsearch sink: a CA certificate file (PEM) or a directory of them, trusted for the endpoint.', spec: X }),
     attrib({ name: 'bulk_max_items', key: 'bulkMaxItems', honoured: 'full', type: 'integer', min: 1, meaning: 'The elasticsearch sink: documents sent in one _bulk request at most (Open Crawler bulk_api.max_items).', spec: X }),
     attrib({ name: 'bulk_max_bytes', key: 'bulkMaxBytes', honoured: 'full', type: 'integer', min: 1, unit: 'bytes', meaning: 'The elasticsearch sink: size of one _bulk request body at most (Open Crawler bulk_api.max_size_bytes).', spec: X }),
+    attrib({ name: 'ca_fingerprint', key: 'caFingerprint', honoured: 'full', type: 'string', check: checkSha256Fingerprint, meaning: 'The elasticsearch sink: the SHA-256 fingerprint (64 hexadecimal digits, colons allowed) of a certificate the endpoint\'s chain must hold, its CA\'s as Elasticsearch prints it; the chain is then trusted without a CA file (Open Crawler elasticsearch.ca_fingerprint).', spec: X }),
     attrib({ name: 'request_timeout', key: 'requestTimeoutS', honoured: 'full', type: 'integer', default: 60, min: 1, unit: 's', meaning: 'The elasticsearch sink: time one _bulk request may wait for the response headers, and then between two parts of its body (Open Crawler elasticsearch.request_timeout).', spec: X }),
     attrib({ name: 'compression', key: 'compression', honoured: 'full', type: 'boolean', default: false, meaning: 'The elasticsearch sink: send each _bulk body gzip-compressed (Content-Encoding: gzip; Open Crawler elasticsearch.compression).', spec: X }),
     attrib({ name: 'retries', key: 'retries', honoured: 'full', type: 'integer', default: 0, min: 0, max: 20, meaning: 'The elasticsearch sink: a _bulk request that fails in transport or is answered 429 or 5xx is sent again up to this many times before the batch is left for the next feed (Open Crawler elasticsearch.retry_on_failure).', spec: X }),

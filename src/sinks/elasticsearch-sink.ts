@@ -8,7 +8,8 @@
  * document sent through a pipeline; bulk_max_items and bulk_max_bytes split
  * a batch into several _bulk requests (sent in turn); ssl_verify false and
  * ca_path (a PEM file, or a directory of .pem/.crt files) set how the
- * endpoint's TLS certificate is checked; request_timeout bounds each request,
+ * endpoint's TLS certificate is checked, ca_fingerprint pins a certificate
+ * its chain must hold; request_timeout bounds each request,
  * compression gzips its body, and retries (with retry_delay, doubling)
  * sends a failed request again before the batch is given up.
  *
@@ -23,7 +24,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
 import { sinkDocument, type DocumentSchema } from './document.ts';
@@ -66,7 +68,9 @@ export class ElasticsearchSink implements Sink {
     this.compression = s.compression === true;
     this.retries = s.retries ?? 0;
     this.retryDelayMs = (s.retryDelayS ?? 2) * 1000;
-    if (s.sslVerify === false || s.caPath !== undefined) {
+    if (s.caFingerprint !== undefined && s.sslVerify !== false) {
+      this.dispatcher = new Agent({ connect: pinnedConnector(s.caFingerprint, s.caPath !== undefined ? readCaPath(s.caPath) : undefined) });
+    } else if (s.sslVerify === false || s.caPath !== undefined) {
       this.dispatcher = new Agent({ connect: s.sslVerify === false ? { rejectUnauthorized: false } : { ca: readCaPath(s.caPath!) } });
     }
     // Credentials in the URL (https://user:password@host) are sent as Basic
@@ -184,6 +188,40 @@ export function pipelineParams(members: readonly string[]): Record<string, unkno
     out[name] = v === 'true' ? true : v === 'false' ? false : v !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   }
   return out;
+}
+
+/**
+ * ca_fingerprint: connections whose certificate chain holds a certificate
+ * of that SHA-256 fingerprint (its CA's, as Elasticsearch prints it), and
+ * only those, whoever signed it; with ca_path as well, a chain those CAs
+ * verify passes too.
+ */
+function pinnedConnector(fingerprint: string, ca: string[] | undefined): buildConnector.connector {
+  const want = fingerprint.replace(/:/g, '').toUpperCase();
+  const connect = buildConnector({ rejectUnauthorized: false, ...(ca ? { ca } : {}) });
+  return (opts, callback) => connect(opts, (err, socket) => {
+    if (err || !socket) {
+      callback(err ?? new Error('no connection'), null);
+      return;
+    }
+    const tls = socket as TLSSocket;
+    if (typeof tls.getPeerCertificate !== 'function' || (ca && tls.authorized) || chainHolds(tls.getPeerCertificate(true), want)) {
+      callback(null, socket);
+      return;
+    }
+    socket.destroy();
+    callback(new Error(`the certificate chain holds no certificate of the ca_fingerprint ${fingerprint}`), null);
+  });
+}
+
+/** Whether a certificate of the chain (the peer's, then its issuers up to a self-signed one) has that SHA-256 fingerprint. */
+function chainHolds(cert: PeerCertificate | undefined, want: string): boolean {
+  const seen = new Set<PeerCertificate>();
+  for (let c = cert as (PeerCertificate & { issuerCertificate?: PeerCertificate }) | undefined; c && !seen.has(c) && seen.size < 16; c = c.issuerCertificate) {
+    seen.add(c);
+    if (c.fingerprint256?.replace(/:/g, '').toUpperCase() === want) return true;
+  }
+  return false;
 }
 
 /** ca_path: a PEM file, or a directory whose .pem and .crt files are read (each may hold several certificates). */

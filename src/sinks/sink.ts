@@ -88,6 +88,7 @@ export interface SinkSettings {
   readonly bulkMaxItems?: number | undefined;
   readonly bulkMaxBytes?: number | undefined;
   readonly requestTimeoutS?: number | undefined;
+  readonly caFingerprint?: string | undefined;
   readonly compression?: boolean | undefined;
   readonly retries?: number | undefined;
   readonly retryDelayS?: number | undefined;

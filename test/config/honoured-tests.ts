@@ -28,6 +28,7 @@ export const HONOURED_TESTS: Readonly<Record<string, readonly string[]>> = {
   'trawl_tls.ca_certificates': ['test/elastic/yaml-keys.test.ts'],
   'trawl_tls.verification': ['test/elastic/yaml-keys.test.ts'],
   'trawl_extraction.default_charset': ['test/elastic/yaml-keys.test.ts'],
+  'trawl_sinks.<sink>.ca_fingerprint': ['test/elastic/yaml-keys.test.ts'],
   'trawl_sinks.<sink>.request_timeout': ['test/elastic/yaml-keys.test.ts'],
   'trawl_sinks.<sink>.compression': ['test/elastic/yaml-keys.test.ts'],
   'trawl_sinks.<sink>.retries': ['test/elastic/yaml-keys.test.ts'],

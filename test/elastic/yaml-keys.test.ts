@@ -7,8 +7,9 @@
 // (trawl_sinks.<sink>.request_timeout, compression, retries, retry_delay), default_encoding
 // (trawl_extraction.default_charset), ssl_ca_certificates and ssl_verification_mode (trawl_tls,
 // against an HTTPS server with a certificate of a CA made with openssl), socket_timeout
-// (trawl_limits.read_timeout), threads_per_crawl (max_sites).
+// (trawl_limits.read_timeout), threads_per_crawl (max_sites), elasticsearch.ca_fingerprint.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -302,5 +303,40 @@ describe('Open Crawler keys applied by trawl', () => {
     const all = [...x.requests, ...y.requests].filter((q) => q.path !== '/robots.txt').sort((a, b) => a.startMs - b.startMs);
     assert.equal(all.length, 4);
     for (let i = 1; i < all.length; i++) assert.ok(all[i - 1]!.endMs! <= all[i]!.startMs, JSON.stringify(all.map((q) => [q.host, q.path, q.startMs, q.endMs])));
+  });
+
+  it('elasticsearch.ca_fingerprint: the endpoint whose chain holds that certificate is trusted without a CA file; another is refused', { skip: skipUnless(TOOLS.openssl) }, async () => {
+    const ip = '127.0.134.74';
+    const pki = makePki(join(dir, 'pki-es'), ip);
+    const es = new StandIn();
+    // As Elasticsearch does, the server sends its certificate and the CA's.
+    await es.start(ip, { key: readFileSync(pki.serverKey, 'utf8'), cert: readFileSync(pki.serverCert, 'utf8') + readFileSync(pki.caCert, 'utf8') });
+    const fp = new X509Certificate(readFileSync(pki.caCert)).fingerprint256;
+    const doc = { op: 'index' as const, doc: { id: 'id1', url: 'http://a.test/', collection: 'c', body: 'x' } as unknown as SearchDocument };
+    try {
+      const file = join(dir, 'es-fp.yml');
+      writeFileSync(file, `domains:\n  - url: https://example.com\noutput_index: web\nelasticsearch:\n  host: ${es.url}\n  ca_fingerprint: "${fp}"\n`);
+      const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
+      assert.equal(c.code, 0, c.err);
+      assert.doesNotMatch(c.err, /ca_fingerprint/);
+      assert.match(c.out, new RegExp(`<attrib name="ca_fingerprint" type="string">\\s*${fp}\\s*</attrib>`));
+      // Without it the certificate is unknown.
+      const plain = new ElasticsearchSink('es', { url: es.url, index: 'web' });
+      await assert.rejects(plain.submit([doc]), /certificate/i);
+      await plain.close();
+      assert.equal(es.received.length, 0);
+      for (const pin of [fp, fp.replace(/:/g, '').toLowerCase()]) {
+        const sink = new ElasticsearchSink('es', { url: es.url, index: 'web', caFingerprint: pin });
+        assert.deepEqual((await sink.submit([doc])).rejected, []);
+        await sink.close();
+      }
+      assert.equal(es.received.length, 2);
+      const wrong = new ElasticsearchSink('es', { url: es.url, index: 'web', caFingerprint: 'AB'.repeat(32) });
+      await assert.rejects(wrong.submit([doc]), /holds no certificate of the ca_fingerprint/);
+      await wrong.close();
+      assert.equal(es.received.length, 2);
+    } finally {
+      await es.stop();
+    }
   });
 });
