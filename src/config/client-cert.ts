@@ -116,11 +116,23 @@ export function clientCertDiagnostics(c: CollectionConfig, baseDir: string, now 
   const seen = new Set<string>();
   const check = (node: string | undefined): void => {
     const s = resolveSettings(c, node !== undefined ? { node } : {});
+    const prefix = node !== undefined ? `@node:${node}.` : '';
+    const at = (param: string): SourceLocation | undefined => locationOf(c, prefix + param) ?? locationOf(c, param) ?? locationOf(c, '');
+    // trawl_tls: the CAs named, read and checked as at cycle setup (collection-wide: checked once). A warning, so that
+    // a configuration written with placeholders (the Open Crawler's crawler.yml.example) validates; the crawl stops on it.
+    if (node === undefined) {
+      try {
+        readServerTrust(s.tls, baseDir);
+      } catch (err) {
+        if (!(err instanceof TrawlError)) throw err;
+        const location = at('trawl_tls.ca_certificates');
+        const message = `${err.message.replace(/^trawl_tls\.ca_certificates: /, '')}; the CAs are not applied, and a crawl of the collection stops before its first request until this is mended`;
+        out.push({ severity: 'warning', code: err.code, collection: c.name, param: 'trawl_tls.ca_certificates', message, ...(location ? { location } : {}) });
+      }
+    }
     const key = `${s.keyFile ?? ''}\0${s.certFile ?? ''}`;
     if (seen.has(key)) return;
     seen.add(key);
-    const prefix = node !== undefined ? `@node:${node}.` : '';
-    const at = (param: string): SourceLocation | undefined => locationOf(c, prefix + param) ?? locationOf(c, param) ?? locationOf(c, '');
     try {
       const cert = readClientCertificate(s, baseDir);
       if (cert && Date.parse(cert.validTo) < now) {

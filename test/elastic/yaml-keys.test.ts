@@ -51,11 +51,15 @@ describe('Open Crawler keys applied by trawl', () => {
   it('no warning names an applied key; config convert carries each into the XML', async () => {
     const file = join(dir, 'convert.yml');
     writeFileSync(file, `domains:\n  - url: https://example.com\npurge_crawl_enabled: false\nevent_logs: false\ncontent_extraction_enabled: true\ncontent_extraction_mime_types: [application/pdf]\ndefault_encoding: Windows-1252\nssl_verification_mode: certificate\nssl_ca_certificates: [ca.pem]\nsocket_timeout: 7\nthreads_per_crawl: 3\n`);
-    const v = await runTrawl(['config', 'validate', file], { timeoutMs: 60_000 });
+    // (validated without the CA file, which does not exist: config validate reads it)
+    const checked = join(dir, 'convert-checked.yml');
+    writeFileSync(checked, readFileSync(file, 'utf8').replace('ssl_ca_certificates: [ca.pem]\n', ''));
+    const v = await runTrawl(['config', 'validate', checked], { timeoutMs: 60_000 });
     assert.equal(v.code, 0, v.err);
     for (const key of ['purge_crawl_enabled', 'event_logs', 'content_extraction_enabled', 'content_extraction_mime_types', 'default_encoding', 'ssl_verification_mode', 'ssl_ca_certificates', 'socket_timeout', 'threads_per_crawl']) assert.doesNotMatch(v.err, new RegExp(`${key} has no trawl equivalent|${key} is not applied`));
     const c = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
     assert.equal(c.code, 0, c.err);
+    assert.doesNotMatch(c.err, /ssl_ca_certificates/);
     assert.match(c.out, /<section name="trawl_purge">\s*<attrib name="enabled" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_elastic">[\s\S]*?<attrib name="events" type="boolean">\s*no\s*<\/attrib>/);
     assert.match(c.out, /<attrib name="binary_mime_types" type="list-string">\s*<member>\s*application\/pdf\s*<\/member>/);
@@ -63,6 +67,15 @@ describe('Open Crawler keys applied by trawl', () => {
     assert.match(c.out, /<section name="trawl_limits">[\s\S]*?<attrib name="read_timeout" type="integer">\s*7\s*<\/attrib>/);
     assert.match(c.out, /<attrib name="max_sites" type="integer">\s*3\s*<\/attrib>/);
     assert.match(c.out, /<section name="trawl_tls">\s*<attrib name="ca_certificates" type="list-string">\s*<member>\s*ca\.pem\s*<\/member>\s*<\/attrib>\s*<attrib name="verification" type="string">\s*certificate\s*<\/attrib>/);
+    // A CA file that cannot be read: config validate warns, naming it and where the YAML gives it; the crawl stops on it, as the Open Crawler does.
+    const missing = join(dir, 'missing-ca.yml');
+    writeFileSync(missing, `domains:\n  - url: http://127.0.134.75\nloopback_allowed: true\nssl_ca_certificates:\n  - ${join(dir, 'no-such-ca.pem')}\n`);
+    const m = await runTrawl(['config', 'validate', missing], { timeoutMs: 60_000 });
+    assert.equal(m.code, 0, m.err);
+    assert.match(m.err, /missing-ca\.yml:5:5: warning TRAWL_ERR_CLIENT_CERT: collection "missing-ca", trawl_tls\.ca_certificates: ".*no-such-ca\.pem" cannot be read: ENOENT; the CAs are not applied/);
+    const k = await runTrawl(['crawl', '--data', join(dir, 'missing-ca-data'), missing], { timeoutMs: 60_000 });
+    assert.notEqual(k.code, 0);
+    assert.match(k.err, /TRAWL_ERR_CLIENT_CERT: .*no-such-ca\.pem" cannot be read: ENOENT/);
   });
 
   it('event_logs: false writes trawl\'s own events, not the Elastic crawler\'s', async () => {
