@@ -237,9 +237,12 @@ describe('Open Crawler keys applied by trawl', () => {
     assert.deepEqual(plain.docs.map((d) => d.title), ['Caf\ufffd', 'na\u00efve']);
     const latin = await titles('encoding-latin1', 'default_encoding: ISO-8859-1\n');
     assert.deepEqual(latin.docs.map((d) => [d.title, d.body]), [['Caf\u00e9', 'cr\u00e8me br\u00fbl\u00e9e u'], ['na\u00efve', 'd\u00e9j\u00e0 vu']]);
-    const unknown = await titles('encoding-unknown', 'default_encoding: ASCII-8BIT\n');
-    assert.match(unknown.err, /default_encoding is not applied: trawl cannot read the encoding "ASCII-8BIT"/);
-    assert.deepEqual(unknown.docs.map((d) => d.title), ['Caf\ufffd', 'na\u00efve']);
+    const file = join(dir, 'encoding-unknown.yml');
+    writeFileSync(file, `domains:\n  - url: ${origin}\ndefault_encoding: ASCII-8BIT\n`);
+    const unknown = await runTrawl(['config', 'convert', file, '--to', 'xml'], { timeoutMs: 60_000 });
+    assert.equal(unknown.code, 0, unknown.err);
+    assert.match(unknown.err, /warning TRAWL_ERR_CONFIG_UNSUPPORTED: .*default_encoding is not applied: trawl cannot read the encoding "ASCII-8BIT"/);
+    assert.doesNotMatch(unknown.out, /default_charset/);
   });
 
   it('ssl_ca_certificates and ssl_verification_mode: a site whose CA is named is crawled; certificate skips the host name check, none every check', { skip: skipUnless(TOOLS.openssl) }, async () => {
