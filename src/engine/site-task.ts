@@ -421,7 +421,7 @@ export class SiteTasks {
     return {
       fetchTimeoutMs: settings.fetchTimeoutS * 1000,
       connectTimeoutMs: settings.trawlLimits.connectTimeoutS * 1000,
-      ...(settings.trawlLimits.readTimeoutS !== undefined ? { readTimeoutMs: settings.trawlLimits.readTimeoutS * 1000 } : {}),
+      readTimeoutMs: settings.trawlLimits.readTimeoutS !== undefined ? settings.trawlLimits.readTimeoutS * 1000 : undefined,
       cutOffBytes: own !== undefined ? Math.min(own, maxDocumentBytes) : settings.cutOffBytes,
       truncate: own !== undefined ? (flags & URI_FLAGS.SITEMAP) !== 0 : settings.truncate,
       ...(own !== undefined && !(flags & URI_FLAGS.SITEMAP) ? { cutOffName: 'the channel size limit' } : {}),
