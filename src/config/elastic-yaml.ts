@@ -231,7 +231,7 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   head_requests_enabled: none('trawl asks for a page with one GET, conditional (If-Modified-Since, If-None-Match) when it has a copy; a response whose declared size is too large is dropped before its body is read'),
   purge_crawl_enabled: value('boolean', 'trawl_purge.enabled'),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
-  markdown_conversion: none(),
+  markdown_conversion: none('a document\'s body is the page\'s text; trawl does not write it as Markdown'),
   log_level: none('trawl has no log level per collection: trawl serve\'s is its --log-level option (or TRAWL_LOG_LEVEL), and the event log is written whole'),
   event_logs: value('boolean', 'trawl_elastic.events'),
   event_logs_to_file: none(LOGS_HINT),
