@@ -39,7 +39,7 @@ export function withCiteseerxSink(s: CollectionSettings, sink: CsxSinkSettings |
   if (CSX_SINK_NAME in s.sinks) warn(`collection ${collection}: its trawl_sinks.${CSX_SINK_NAME} is replaced by the --citeseerx sink`);
   const full: CollectionSettings['sinks'][string] = {
     type: sink.type, schema: undefined, outputDir: undefined, url: undefined, index: undefined, pipeline: undefined, username: undefined, password: undefined, apiKey: undefined,
-    fileNaming: 'sha1', consoleFormat: 'json', pipelineParams: undefined, sslVerify: true, caPath: undefined, bulkMaxItems: undefined, bulkMaxBytes: undefined,
+    fileNaming: 'sha1', consoleFormat: 'json', pipelineParams: undefined, sslVerify: true, caPath: undefined, bulkMaxItems: undefined, bulkMaxBytes: undefined, requestTimeoutS: 60, caFingerprint: undefined, compression: false, retries: 0, retryDelayS: 2,
     repositoryRoot: sink.repositoryRoot, repositoryId: sink.repositoryId, brokerUrl: sink.brokerUrl, ingestionQueue: sink.ingestionQueue, clientId: sink.clientId, jobId: undefined, statusQueue: sink.statusQueue, submissionQueue: undefined, hubLinkIndicator: sink.hubLinkIndicator, acceptPattern: undefined, acceptTypes: undefined,
   };
   return { ...s, sinks: { ...s.sinks, [CSX_SINK_NAME]: full } };

@@ -19,6 +19,7 @@ import { trawlError, type SourceLocation, TrawlError } from '../core/errors.ts';
 import type { Diagnostic } from './diagnostics.ts';
 import { resolveSettings } from './effective.ts';
 import { locationOf, type CollectionConfig } from './model.ts';
+import type { ClientTls } from '../fetch/proxy.ts';
 
 export interface ClientCertificate {
   readonly key: Buffer;
@@ -76,6 +77,36 @@ export function readClientCertificate(s: CertFiles, baseDir: string): ClientCert
 }
 
 /**
+ * The TLS trust of a collection (trawl_tls): the CA certificates it names
+ * (PEM text, or a PEM file read from `baseDir`), checked, and the
+ * verification mode; undefined when both are the defaults, so that the
+ * fetcher's connections are set up as without them.
+ */
+export function readServerTrust(t: { readonly caCertificates: readonly string[]; readonly verification: string }, baseDir: string): Pick<ClientTls, 'ca' | 'verify'> | undefined {
+  if (t.caCertificates.length === 0 && t.verification === 'full') return undefined;
+  const ca = t.caCertificates.map((entry) => {
+    const inline = entry.includes('-----BEGIN');
+    let pem: string;
+    if (inline) pem = entry;
+    else {
+      const path = resolvePath(baseDir, entry);
+      try {
+        pem = readFileSync(path, 'utf8');
+      } catch (err) {
+        throw trawlError('TLS_CA_UNREADABLE', { path, why: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
+      }
+    }
+    try {
+      new X509Certificate(pem);
+    } catch (err) {
+      throw trawlError('TLS_CA_NOT_PEM', { what: inline ? 'a certificate given as text' : JSON.stringify(resolvePath(baseDir, entry)), why: (err as Error).message });
+    }
+    return pem;
+  });
+  return { ...(ca.length > 0 ? { ca } : {}), verify: t.verification as 'full' | 'certificate' | 'none' };
+}
+
+/**
  * `config validate`: the client certificate of the collection, and of each
  * <Node> override that names other files, as diagnostics located at the
  * parameter (an error when it cannot be used, a warning when it expired).
@@ -85,11 +116,23 @@ export function clientCertDiagnostics(c: CollectionConfig, baseDir: string, now 
   const seen = new Set<string>();
   const check = (node: string | undefined): void => {
     const s = resolveSettings(c, node !== undefined ? { node } : {});
+    const prefix = node !== undefined ? `@node:${node}.` : '';
+    const at = (param: string): SourceLocation | undefined => locationOf(c, prefix + param) ?? locationOf(c, param) ?? locationOf(c, '');
+    // trawl_tls: the CAs named, read and checked as at cycle setup (collection-wide: checked once). A warning, so that
+    // a configuration written with placeholders (the Open Crawler's crawler.yml.example) validates; the crawl stops on it.
+    if (node === undefined) {
+      try {
+        readServerTrust(s.tls, baseDir);
+      } catch (err) {
+        if (!(err instanceof TrawlError)) throw err;
+        const location = at('trawl_tls.ca_certificates');
+        const message = `${err.message.replace(/^trawl_tls\.ca_certificates: /, '')}; the CAs are not applied, and a crawl of the collection stops before its first request until this is mended`;
+        out.push({ severity: 'warning', code: err.code, collection: c.name, param: 'trawl_tls.ca_certificates', message, ...(location ? { location } : {}) });
+      }
+    }
     const key = `${s.keyFile ?? ''}\0${s.certFile ?? ''}`;
     if (seen.has(key)) return;
     seen.add(key);
-    const prefix = node !== undefined ? `@node:${node}.` : '';
-    const at = (param: string): SourceLocation | undefined => locationOf(c, prefix + param) ?? locationOf(c, param) ?? locationOf(c, '');
     try {
       const cert = readClientCertificate(s, baseDir);
       if (cert && Date.parse(cert.validTo) < now) {

@@ -42,13 +42,16 @@
  *   max_response_size             cut_off, and truncate no (Elastic drops an
  *                                 oversize response; it does not truncate it)
  *   (no key)                      delay 1 s (the Elastic crawlers have none; see readInner)
- *   (no key)                      trawl_purge.enabled yes, http_errors 5xx DELETE:3 (the
- *                                 Elastic crawler's purge phase and content deletion)
+ *   purge_crawl_enabled           trawl_purge.enabled (yes when not given), and always
+ *                                 http_errors 5xx DELETE:3 (the Elastic crawler's purge
+ *                                 phase and content deletion)
+ *   event_logs                    trawl_elastic.events (yes when not given)
+ *   threads_per_crawl             max_sites (sites crawled at once)
+ *   schedule.pattern              refresh, the cron expression's period (readSchedule)
  *   max_redirects                 max_redirects
  *   request_timeout               fetch_timeout
  *   connect_timeout               trawl_limits.connect_timeout
- *   socket_timeout                trawl_limits.socket_timeout (Elastic's default 10 s)
- *   default_encoding              trawl_extraction.default_charset
+ *   socket_timeout                trawl_limits.socket_timeout (Elastic's default 10 s; 0: none)
  *   compression_enabled           accept_compression
  *   user_agent                    headers ["User-Agent: …"]
  *   loopback_allowed              trawl_egress.allow_loopback
@@ -70,10 +73,15 @@
  *   crawl_id                      the collection's name (else the file's name)
  *   domains[].extraction_rulesets trawl_extraction_rulesets.<host>_<port>_<n>: domain,
  *                                 url_filters "type pattern", rules as JSON members
- *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled)
+ *   binary_content_extraction_*   trawl_extraction.binary_mime_types (when enabled);
+ *   content_extraction_*            the earlier names, read when the binary_ one is absent
  *   domains[].exclude_tags        trawl_elastic.exclude_tags "ORIGIN tag tag …"
  *   full_html_extraction_enabled  trawl_elastic.full_html
  *   stats_dump_interval           trawl_elastic.stats_interval (seconds, at least 1)
+ *   ssl_verification_mode         trawl_tls.verification (full, certificate, none)
+ *   ssl_ca_certificates           trawl_tls.ca_certificates (PEM text or file paths)
+ *   default_encoding              trawl_extraction.default_charset (an encoding
+ *                                 TextDecoder does not know: a warning)
  *   max_elastic_tag_size,         trawl_limits.max_elastic_tag_bytes,
  *   max_data_attribute_size         max_data_attribute_bytes
  *   (every sink)                  schema open_crawler: the Open Crawler's documents
@@ -82,14 +90,17 @@
  *   elasticsearch.bulk_api.*      bulk_max_items, bulk_max_bytes
  *   elasticsearch.ssl_verify,     ssl_verify, ca_path
  *   ca_file / ca_path
+ *   elasticsearch.ca_fingerprint  ca_fingerprint
+ *   elasticsearch.request_timeout, request_timeout, compression, retries,
+ *   compression, retry_on_failure,  retry_delay (retry_on_failure true: 3; false: 0)
+ *   delay_on_retry
  *
  * Dotted keys are nested in every mapping, at every level (not inside
  * lists), as the crawler's loader does.
  *
- * Not applied: every other setting the crawler defines (schedule,
- * threads_per_crawl, ssl_verification_mode, ssl_ca_certificates,
- * the logging keys, purge_crawl_enabled, head_requests_enabled, the
- * Elasticsearch client's retry settings, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
+ * Not applied: every other setting the crawler defines (the logging
+ * keys, head_requests_enabled, the
+ * Elasticsearch client's reload_on_failure, …) is a TRAWL_ERR_CONFIG_UNSUPPORTED
  * warning, one per key, saying it is not applied. A key the crawler does not
  * define is a TRAWL_ERR_CONFIG_YAML error with a "did you mean". A begins
  * crawl rule without a leading "/" is a warning (it never matches, as in
@@ -121,7 +132,7 @@ import { readConfigXml, type ReadResult } from './xml-reader.ts';
 // ================================================================== mapping
 
 type Scalar = number | boolean | string;
-type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary';
+type Handler = 'domains' | 'name' | 'sink' | 'proxy' | 'auth' | 'binary' | 'encoding' | 'ca' | 'socket' | 'schedule';
 
 /** How one Elastic key becomes trawl configuration. */
 type Rule =
@@ -205,22 +216,24 @@ const TOP_LEVEL: Readonly<Record<string, Rule>> = {
   auth: by('auth'),
   http_auth_allowed: by('auth'),
   // ------------------------------------------------ no trawl equivalent
-  schedule: none('trawl recrawls in refresh cycles (refresh, refresh_mode)'),
-  threads_per_crawl: none('trawl\'s parallelism is per site (max_sites, max_pending)'),
-  socket_timeout: value('integer', 'trawl_limits.socket_timeout'),
-  ssl_ca_certificates: none(),
-  ssl_verification_mode: none(),
+  schedule: by('schedule'),
+  // The Open Crawler's fetch threads; trawl crawls a site one request at a time (delay), so the threads bound the sites crawled at once.
+  threads_per_crawl: value('integer', 'max_sites', { min: 1, minWhy: 'a crawl needs one thread at least' }),
+  socket_timeout: by('socket'),
+  ssl_ca_certificates: by('ca'),
+  ssl_verification_mode: value('string', 'trawl_tls.verification'),
   binary_content_extraction_enabled: by('binary'),
   binary_content_extraction_mime_types: by('binary'),
-  content_extraction_enabled: none('documents are kept by allowed_types'),
-  content_extraction_mime_types: none('documents are kept by allowed_types'),
-  default_encoding: value('string', 'trawl_extraction.default_charset'),
-  head_requests_enabled: none(),
-  purge_crawl_enabled: none(),
+  // The Open Crawler's earlier names of binary_content_extraction_enabled and _mime_types.
+  content_extraction_enabled: by('binary'),
+  content_extraction_mime_types: by('binary'),
+  default_encoding: by('encoding'),
+  head_requests_enabled: none('trawl asks for a page with one GET, conditional (If-Modified-Since, If-None-Match) when it has a copy; a response whose declared size is too large is dropped before its body is read'),
+  purge_crawl_enabled: value('boolean', 'trawl_purge.enabled'),
   full_html_extraction_enabled: value('boolean', 'trawl_elastic.full_html'),
-  markdown_conversion: none(),
-  log_level: none('trawl\'s own log level is the --log-level option (or TRAWL_LOG_LEVEL)'),
-  event_logs: none(LOGS_HINT),
+  markdown_conversion: none('a document\'s body is the page\'s text; trawl does not write it as Markdown'),
+  log_level: none('trawl has no log level per collection: trawl serve\'s is its --log-level option (or TRAWL_LOG_LEVEL), and the event log is written whole'),
+  event_logs: value('boolean', 'trawl_elastic.events'),
   event_logs_to_file: none(LOGS_HINT),
   system_logs_to_file: none(LOGS_HINT),
   log_file_directory: none(LOGS_HINT),
@@ -279,13 +292,13 @@ const ELASTICSEARCH_KEYS: Readonly<Record<string, Rule>> = {
   ssl_verify: field,
   ca_path: field,
   ca_file: field,
-  ca_fingerprint: none('trust the CA with ca_file or ca_path'),
-  verify_hostname: none('trawl checks the host name whenever it checks the certificate (ssl_verify)'),
-  compression: none(),
-  request_timeout: none(),
-  retry_on_failure: none(),
-  reload_on_failure: none(),
-  delay_on_retry: none(),
+  ca_fingerprint: field,
+  verify_hostname: none('the Open Crawler reads it only to warn when ssl_verify is false; trawl, as its client does, checks the host name whenever it checks the certificate (ssl_verify)'),
+  compression: field,
+  request_timeout: field,
+  retry_on_failure: field,
+  reload_on_failure: none('trawl sends to the one host given, so there is no node list to reload'),
+  delay_on_retry: field,
 };
 
 /** One entry of `auth` (type basic: domain, username, password; type raw: domain, header). */
@@ -295,6 +308,12 @@ const SINK_TYPES = ['console', 'file', 'elasticsearch'] as const satisfies reado
 const ELASTIC_DEFAULT_OUTPUT_DIR = './crawled_docs';
 const ELASTIC_DEFAULT_PIPELINE = 'ent-search-generic-ingestion';
 const ELASTIC_DEFAULT_PROXY_PORT = 8080;
+/** The Open Crawler's Elasticsearch client: retries when retry_on_failure is true or not a count, and delay_on_retry when not a positive whole number. */
+const ELASTIC_DEFAULT_ES_RETRIES = 3;
+const ELASTIC_DEFAULT_ES_RETRY_DELAY = 2;
+/** The registry's bound on trawl_sinks.<sink>.retries and retry_delay. */
+const MAX_ES_RETRIES = 20;
+const MAX_ES_RETRY_DELAY = 600;
 /** The Open Crawler's pipeline parameters, each true unless elasticsearch.pipeline_params sets it. */
 const ELASTIC_DEFAULT_PIPELINE_PARAMS = ['_reduce_whitespace', '_run_ml_inference', '_extract_binary_content'] as const;
 const BULK_API_KEYS: Readonly<Record<string, Rule>> = { max_items: field, max_size_bytes: field };
@@ -1056,12 +1075,46 @@ function readSink(keys: Map<string, YEntry>, cx: Ctx): void {
   const sslEntry = esKeys.get('ssl_verify');
   const ssl = sslEntry ? read.bool(sslEntry.value) : undefined;
   if (ssl !== undefined) b.set([...sink, 'ssl_verify'], ssl, sslEntry!.value);
+  const fpEntry = esKeys.get('ca_fingerprint');
+  if (fpEntry && !(fpEntry.value.kind === 'scalar' && fpEntry.value.value === null)) {
+    const fp = read.str(fpEntry.value);
+    if (fp !== undefined && ssl === false) unused(fpEntry, 'elasticsearch.ssl_verify is false');
+    else if (fp !== undefined) b.set([...sink, 'ca_fingerprint'], fp, fpEntry.value);
+  }
   const caEntries = (['ca_file', 'ca_path'] as const).map((n) => esKeys.get(n)).filter((e): e is YEntry => e !== undefined);
   if (caEntries.length > 0) {
     const [first, ...rest] = caEntries;
     const ca = read.str(first!.value);
     if (ca !== undefined) b.set([...sink, 'ca_path'], ca, first!.value);
     for (const e of rest) unused(e, `${first!.path} is given; trawl trusts one CA file or directory per sink`);
+  }
+  // The Elasticsearch client's behaviour: request_timeout, compression, retry_on_failure, delay_on_retry.
+  const timeoutEntry = esKeys.get('request_timeout');
+  const timeout = timeoutEntry ? read.int(timeoutEntry.value) : undefined;
+  if (timeout !== undefined) b.set([...sink, 'request_timeout'], timeout, timeoutEntry!.value);
+  const compressionEntry = esKeys.get('compression');
+  const compression = compressionEntry ? read.bool(compressionEntry.value) : undefined;
+  if (compression !== undefined) b.set([...sink, 'compression'], compression, compressionEntry!.value);
+  const retryEntry = esKeys.get('retry_on_failure');
+  if (retryEntry) {
+    // As the Open Crawler reads it: false is none, true (or a value that is not a count) its 3.
+    const v = retryEntry.value.kind === 'scalar' ? retryEntry.value.value : undefined;
+    const count = typeof v === 'number' && Number.isInteger(v) && v >= 0;
+    const retries = v === false ? 0 : count ? v : ELASTIC_DEFAULT_ES_RETRIES;
+    if (v !== true && v !== false && !count) {
+      r.warn(retryEntry.value, `${retryEntry.path}: expected a count of retries, true or false, got ${retryEntry.value.kind === 'scalar' ? describe(v) : kindName(retryEntry.value)}; ${ELASTIC_DEFAULT_ES_RETRIES} retries, as in the Open Crawler`);
+    }
+    if (retries > MAX_ES_RETRIES) r.warn(retryEntry.value, `${retryEntry.path}: trawl retries a request ${MAX_ES_RETRIES} times at most; ${MAX_ES_RETRIES} is applied`);
+    b.set([...sink, 'retries'], Math.min(retries, MAX_ES_RETRIES), retryEntry.value);
+  }
+  const delayEntry = esKeys.get('delay_on_retry');
+  if (delayEntry) {
+    // A whole number of seconds above 0; anything else is the Open Crawler's 2.
+    const v = delayEntry.value.kind === 'scalar' ? delayEntry.value.value : undefined;
+    const ok = typeof v === 'number' && Number.isInteger(v) && v > 0;
+    if (!ok) r.warn(delayEntry.value, `${delayEntry.path}: expected a whole number of seconds above 0, got ${delayEntry.value.kind === 'scalar' ? describe(v) : kindName(delayEntry.value)}; ${ELASTIC_DEFAULT_ES_RETRY_DELAY} s, as in the Open Crawler`);
+    if (ok && v > MAX_ES_RETRY_DELAY) r.warn(delayEntry.value, `${delayEntry.path}: trawl waits ${MAX_ES_RETRY_DELAY} s at most before a first retry; ${MAX_ES_RETRY_DELAY} is applied`);
+    b.set([...sink, 'retry_delay'], ok ? Math.min(v, MAX_ES_RETRY_DELAY) : ELASTIC_DEFAULT_ES_RETRY_DELAY, delayEntry.value);
   }
   const bulkEntry = esKeys.get('bulk_api');
   const bulk = bulkEntry && !(bulkEntry.value.kind === 'scalar' && bulkEntry.value.value === null) ? read.map(bulkEntry.value) : undefined;
@@ -1117,8 +1170,15 @@ function elasticDefaults(cx: Ctx, top: At): void {
 
 /** binary_content_extraction_enabled and _mime_types: trawl_extraction.binary_mime_types (the open_crawler schema's files), kept by allowed_types too. */
 function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
-  const enabledEntry = keys.get('binary_content_extraction_enabled');
-  const typesEntry = keys.get('binary_content_extraction_mime_types');
+  // content_extraction_*: the earlier names, read when the binary_ name is not given.
+  const either = (name: string): YEntry | undefined => {
+    const current = keys.get(`binary_${name}`);
+    const earlier = keys.get(name);
+    if (current && earlier) cx.r.warn(keyAt(earlier), `${earlier.path} is not applied: binary_${name} is given, its current name`);
+    return current ?? earlier;
+  };
+  const enabledEntry = either('content_extraction_enabled');
+  const typesEntry = either('content_extraction_mime_types');
   const enabled = enabledEntry ? cx.read.bool(enabledEntry.value) : false;
   if (!typesEntry) return;
   const types: string[] = [];
@@ -1132,10 +1192,116 @@ function readBinary(keys: Map<string, YEntry>, cx: Ctx): void {
     types.push(t.toLowerCase());
   }
   if (enabled !== true) {
-    cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: binary_content_extraction_enabled is not true`);
+    cx.r.warn(keyAt(typesEntry), `${typesEntry.path} is not applied: ${enabledEntry?.path ?? 'binary_content_extraction_enabled'} is not true`);
     return;
   }
   for (const t of types) cx.b.add(['trawl_extraction', 'binary_mime_types'], t, typesEntry.value);
+}
+
+/** default_encoding: trawl_extraction.default_charset, when it is an encoding trawl can read (a WHATWG Encoding label). */
+function readEncoding(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  const name = cx.read.str(entry.value);
+  if (name === undefined) return;
+  let known = true;
+  try {
+    new TextDecoder(name);
+  } catch {
+    known = false;
+  }
+  if (!known) {
+    cx.r.warn(keyAt(entry), `${entry.path} is not applied: trawl cannot read the encoding ${JSON.stringify(name)} (it reads the WHATWG Encoding labels: utf-8, iso-8859-1, windows-1252, shift_jis, …); pages that name no encoding are read as utf-8`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+    return;
+  }
+  cx.b.set(['trawl_extraction', 'default_charset'], name.toLowerCase(), entry.value);
+}
+
+/**
+ * schedule.pattern, a cron expression: `refresh` (minutes), the period of
+ * trawl serve's refresh cycles, for the forms that have one: "* * * * *",
+ * "*\/N * * * *", "M * * * *", "M *\/N * * *", "M H * * *", "M H * * D",
+ * @hourly, @daily, @weekly. A pattern that pins a time (M, H, D) keeps
+ * its period, not the time: a warning says so. Any other pattern is a
+ * warning, not applied.
+ */
+function readSchedule(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  const m = entry.value.kind === 'scalar' && entry.value.value === null ? undefined : cx.read.map(entry.value);
+  if (!m) {
+    if (entry.value.kind === 'scalar' && entry.value.value === null) cx.r.warn(keyAt(entry), `${entry.path} has no value and is not applied`);
+    return;
+  }
+  let patternEntry: YEntry | undefined;
+  for (const e of m.entries) {
+    if (e.key === 'pattern') patternEntry = e;
+    else cx.r.warn(keyAt(e), `${e.path} is not applied: trawl reads schedule.pattern only`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+  }
+  if (!patternEntry) return;
+  const pattern = cx.read.str(patternEntry.value);
+  if (pattern === undefined) return;
+  const period = cronPeriod(pattern);
+  if (period === undefined) {
+    cx.r.warn(keyAt(patternEntry), `${patternEntry.path} ${JSON.stringify(pattern)} is not applied: trawl serve recrawls every refresh minutes, and this pattern has no one period (trawl reads * * * * *, */N * * * *, M * * * *, M */N * * *, M H * * *, M H * * D, @hourly, @daily, @weekly)`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+    return;
+  }
+  cx.b.set(['refresh'], period.minutes, patternEntry.value);
+  if (period.pinned) {
+    cx.r.warn(keyAt(patternEntry), `${patternEntry.path} ${JSON.stringify(pattern)}: trawl serve starts a refresh cycle every ${period.minutes} minutes (refresh), counted from the collection's start; the time the pattern names is not applied`, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
+  }
+}
+
+/** The period of a cron expression in minutes, for the forms readSchedule lists; `pinned` when it names a minute, hour or weekday. */
+function cronPeriod(pattern: string): { minutes: number; pinned: boolean } | undefined {
+  const named: Record<string, number> = { '@hourly': 60, '@daily': 1440, '@midnight': 1440, '@weekly': 10080 };
+  const p = pattern.trim().toLowerCase();
+  if (Object.hasOwn(named, p)) return { minutes: named[p]!, pinned: true };
+  const f = p.split(/\s+/);
+  if (f.length !== 5) return undefined;
+  const [min, hour, dom, month, dow] = f as [string, string, string, string, string];
+  const num = (s: string, max: number): boolean => /^\d+$/.test(s) && Number(s) <= max;
+  const step = (s: string, max: number): number | undefined => {
+    const n = /^\*\/(\d+)$/.exec(s)?.[1];
+    return n !== undefined && Number(n) >= 1 && Number(n) <= max ? Number(n) : undefined;
+  };
+  if (dom !== '*' || month !== '*') return undefined;
+  const weekday = dow === '*' ? false : /^([0-7]|sun|mon|tue|wed|thu|fri|sat)$/.test(dow) ? true : undefined;
+  if (weekday === undefined) return undefined;
+  if (hour === '*' && !weekday) {
+    if (min === '*') return { minutes: 1, pinned: false };
+    const n = step(min, 59);
+    if (n !== undefined) return { minutes: n, pinned: false };
+    if (num(min, 59)) return { minutes: 60, pinned: true };
+    return undefined;
+  }
+  if (!num(min, 59)) return undefined;
+  if (!weekday) {
+    const n = step(hour, 23);
+    if (n !== undefined) return { minutes: 60 * n, pinned: true };
+  }
+  if (num(hour, 23)) return { minutes: weekday ? 10080 : 1440, pinned: true };
+  return undefined;
+}
+
+/** socket_timeout: trawl_limits.socket_timeout; 0 is no timeout, as for the Open Crawler's client (fetch_timeout still bounds the whole download). */
+function readSocketTimeout(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  const n = cx.read.int(entry.value);
+  if (n === undefined) return;
+  if (n < 0) cx.r.error(entry.value, `expected a number of seconds, 0 or more, got ${n}`);
+  else cx.b.set(['trawl_limits', 'socket_timeout'], n, entry.value);
+}
+
+/** ssl_ca_certificates: trawl_tls.ca_certificates, each a PEM file's path or the PEM text (whose line breaks are kept). */
+function readCaCertificates(entry: YEntry | undefined, cx: Ctx): void {
+  if (!entry) return;
+  for (const n of cx.read.list(entry.value) ?? []) {
+    const v = n.kind === 'scalar' && typeof n.value === 'string' ? n.value.trim() : undefined;
+    if (v === undefined || v === '') {
+      cx.r.error(n, `expected a CA certificate (PEM text) or the path of its file, got ${n.kind === 'scalar' ? describe(n.value) : kindName(n)}`);
+      continue;
+    }
+    cx.b.add(['trawl_tls', 'ca_certificates'], v, n);
+  }
 }
 
 /** config.rb's DEFAULTS max_crawl_depth (seed URLs have depth 1). */
@@ -1393,6 +1559,10 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   if (grouped.has('proxy')) readProxy(grouped.get('proxy')!, cx);
   readAuth(grouped.get('auth'), cx);
   readBinary(grouped.get('binary') ?? new Map(), cx);
+  readEncoding(grouped.get('encoding')?.get('default_encoding'), cx);
+  readCaCertificates(grouped.get('ca')?.get('ssl_ca_certificates'), cx);
+  readSocketTimeout(grouped.get('socket')?.get('socket_timeout'), cx);
+  readSchedule(grouped.get('schedule')?.get('schedule'), cx);
   elasticDefaults(cx, top);
 
   // The Elastic crawlers have no per-site delay (they bound threads, not a
@@ -1404,7 +1574,7 @@ function readInner(input: string, file: string | undefined, r: Reporter): ReadRe
   // The Elastic crawler's content deletion: each crawl starts from its seeds and is followed by a
   // purge of what it did not reach (3xx, 4xx: deleted); a 5xx leaves a document as it is until
   // three crawls in a row found it inaccessible.
-  b.set(['trawl_purge', 'enabled'], true, top);
+  if (b.get(['trawl_purge', 'enabled']) === undefined) b.set(['trawl_purge', 'enabled'], true, top);
   b.set(['http_errors', '5xx'], 'DELETE:3', top);
 
   const c: CollectionConfig = { name, root: b.root, nodes: new Map() };

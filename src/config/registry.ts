@@ -155,6 +155,10 @@ function checkLockssRule(text: string): string | undefined {
   return checkLockssRuleSyntax(text);
 }
 
+function checkSha256Fingerprint(text: string): string | undefined {
+  return /^[0-9a-f]{64}$/i.test(text.replace(/:/g, '')) ? undefined : 'a SHA-256 fingerprint: 64 hexadecimal digits, colons allowed';
+}
+
 function checkCidr(text: string): string | undefined {
   const [addr, bits, extra] = text.split('/');
   const ok4 = parseIpv4Mask(bits === undefined ? `${addr}/32` : text);
@@ -626,6 +630,11 @@ const SINK = section({
     attrib({ name: 'ca_path', key: 'caPath', honoured: 'full', type: 'string', meaning: 'The elasticsearch sink: a CA certificate file (PEM) or a directory of them, trusted for the endpoint.', spec: X }),
     attrib({ name: 'bulk_max_items', key: 'bulkMaxItems', honoured: 'full', type: 'integer', min: 1, meaning: 'The elasticsearch sink: documents sent in one _bulk request at most (Open Crawler bulk_api.max_items).', spec: X }),
     attrib({ name: 'bulk_max_bytes', key: 'bulkMaxBytes', honoured: 'full', type: 'integer', min: 1, unit: 'bytes', meaning: 'The elasticsearch sink: size of one _bulk request body at most (Open Crawler bulk_api.max_size_bytes).', spec: X }),
+    attrib({ name: 'ca_fingerprint', key: 'caFingerprint', honoured: 'full', type: 'string', check: checkSha256Fingerprint, meaning: 'The elasticsearch sink: the SHA-256 fingerprint (64 hexadecimal digits, colons allowed) of a certificate the endpoint\'s chain must hold, its CA\'s as Elasticsearch prints it; the chain is then trusted without a CA file (Open Crawler elasticsearch.ca_fingerprint).', spec: X }),
+    attrib({ name: 'request_timeout', key: 'requestTimeoutS', honoured: 'full', type: 'integer', default: 60, min: 1, unit: 's', meaning: 'The elasticsearch sink: time one _bulk request may wait for the response headers, and then between two parts of its body (Open Crawler elasticsearch.request_timeout).', spec: X }),
+    attrib({ name: 'compression', key: 'compression', honoured: 'full', type: 'boolean', default: false, meaning: 'The elasticsearch sink: send each _bulk body gzip-compressed (Content-Encoding: gzip; Open Crawler elasticsearch.compression).', spec: X }),
+    attrib({ name: 'retries', key: 'retries', honoured: 'full', type: 'integer', default: 0, min: 0, max: 20, meaning: 'The elasticsearch sink: a _bulk request that fails in transport or is answered 429 or 5xx is sent again up to this many times before the batch is left for the next feed (Open Crawler elasticsearch.retry_on_failure).', spec: X }),
+    attrib({ name: 'retry_delay', key: 'retryDelayS', honoured: 'full', type: 'real', default: 2, min: 0, max: 600, unit: 's', meaning: 'The elasticsearch sink: wait before the first retry; each further retry waits twice as long (Open Crawler elasticsearch.delay_on_retry).', spec: X }),
     attrib({ name: 'repository_root', key: 'repositoryRoot', honoured: 'full', type: 'string', meaning: 'The repository and jms sinks: the directory files and their CrawlData sidecars are written under, host then path as Heritrix\'s mirror writer lays them out (docs/citeseerx.md).', spec: CSX }),
     attrib({ name: 'repository_id', key: 'repositoryId', honoured: 'full', type: 'string', meaning: 'The jms sink: the crawler\'s repository ID, sent as REPID (csx-heritrix.xml repositoryID).', spec: CSX }),
     attrib({ name: 'broker_url', key: 'brokerUrl', honoured: 'full', type: 'string', secret: 'url', meaning: 'The jms sink: the ActiveMQ broker, stomp://host:port (default port 61613); an OpenWire tcp://host:port is sent over STOMP to host:61613, with a warning.', spec: CSX }),
@@ -654,6 +663,14 @@ const URLS = section({
   name: 'trawl_urls', key: 'urls', honoured: 'full', meaning: 'How URLs are canonicalized before the seen check (rewrite_rules run first).', spec: X, sections: [],
   attribs: [
     attrib({ name: 'canonicalization', key: 'canonicalization', honoured: 'full', type: 'list-string', default: DEFAULT_CANON_RULES, allowed: CANON_RULES.map((r) => r.name), meaning: 'Named canonicalization rules, applied in their fixed order (sort_query_params adds sort-query-params).', spec: X }),
+  ],
+});
+
+const TRAWL_TLS = section({
+  name: 'trawl_tls', key: 'tls', honoured: 'full', meaning: 'How the crawled sites\' TLS certificates are checked (the Open Crawler\'s ssl_ca_certificates and ssl_verification_mode).', spec: X, sections: [],
+  attribs: [
+    attrib({ name: 'ca_certificates', key: 'caCertificates', honoured: 'full', type: 'list-string', default: [], meaning: 'CA certificates trusted besides the system\'s, each a PEM file (relative paths from the configuration file\'s folder) or the PEM text itself.', spec: X }),
+    attrib({ name: 'verification', key: 'verification', honoured: 'full', type: 'string', default: 'full', allowed: ['full', 'certificate', 'none'], meaning: 'full: the certificate must chain to a trusted CA and name the host; certificate: the chain only; none: no check (insecure).', spec: X }),
   ],
 });
 
@@ -782,7 +799,7 @@ const COLLECTION_SECTIONS = [
   HTTP_ERRORS, FTP_ERRORS, WORKQUEUE_PRIORITY, LINK_EXTRACTION, LIMITS, FOCUSED, PASSWD, FTP_ACCT,
   EXCLUDE_HEADERS, VARIABLE_DELAY, ADAPTIVE, WEIGHTS, SITEMAP_WEIGHTS, SITE_CLUSTERS, CRAWLMODE,
   POST_PAYLOAD, RSS, LOGINS,
-  EGRESS, TRAWL_LIMITS, TRAWL_RENDER, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
+  EGRESS, TRAWL_LIMITS, TRAWL_RENDER, EXTRACTION, EXTRACTION_RULESETS, SITEMAPS, URLS, ELASTIC_RULES, ELASTIC, LOCKSS, SINKS, SUBMISSION, ENCRYPTION, TRAWL_TLS, TRAWL_HTTP, TRAWL_ROBOTS, POLITENESS, TRAWL_PURGE,
 ] as const;
 
 /** The collection scope without sub-collections: what the typed view is built from. */

@@ -381,7 +381,6 @@ export function parseBoolean(text: string): boolean | undefined {
   return undefined;
 }
 
-/** A MIME type pattern: `type/subtype`, where either field may be `*` as a whole. */
 /** A character encoding the WHATWG Encoding Standard names (utf-8, iso-8859-1, windows-1252, shift_jis, …). */
 export function checkCharset(text: string): string | undefined {
   try {
@@ -392,6 +391,7 @@ export function checkCharset(text: string): string | undefined {
   }
 }
 
+/** A MIME type pattern: `type/subtype`, where either field may be `*` as a whole. */
 export function checkMimePattern(text: string): string | undefined {
   return /^(?:\*|[A-Za-z0-9][\w.+-]*)\/(?:\*|[A-Za-z0-9][\w.+-]*)$/.test(text)
     ? undefined

@@ -119,7 +119,7 @@ export const ERROR_CODES = {
     exitCode: 69,
   },
   TRAWL_ERR_CLIENT_CERT: {
-    summary: 'The TLS client certificate (key_file, cert_file) cannot be used: a file is missing or unreadable, is not PEM, the key is encrypted, only one of the two is set, or the key does not belong to the certificate.',
+    summary: 'The TLS client certificate (key_file, cert_file) cannot be used: a file is missing or unreadable, is not PEM, the key is encrypted, only one of the two is set, or the key does not belong to the certificate; or a CA of trawl_tls.ca_certificates cannot be read.',
     exitCode: 78,
   },
 } as const satisfies Record<string, ErrorSpec>;
@@ -188,6 +188,8 @@ export const ERROR_MESSAGES = {
   RENDER_NO_BROWSER: { code: 'TRAWL_ERR_RENDER_BROWSER', template: 'collection {name:json} sets use_javascript, but there is no Chromium at {path:json}: install Debian\'s package chromium (apt-get install chromium), or name the executable in trawl_render browser' },
   RENDER_LAUNCH: { code: 'TRAWL_ERR_RENDER_BROWSER', template: 'Chromium {path:json} could not be started: {why}' },
   CLIENT_CERT_UNREADABLE: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{param} {path:json} cannot be read: {why}' },
+  TLS_CA_UNREADABLE: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'trawl_tls.ca_certificates: {path:json} cannot be read: {why}' },
+  TLS_CA_NOT_PEM: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'trawl_tls.ca_certificates: {what} does not hold a PEM X.509 certificate: {why}' },
   CLIENT_CERT_HALF: { code: 'TRAWL_ERR_CLIENT_CERT', template: '{set} is set without {missing}: a client certificate needs both files' },
   CLIENT_CERT_KEY: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'key_file {path:json} does not hold a usable PEM private key: {why}' },
   CLIENT_CERT_CERT: { code: 'TRAWL_ERR_CLIENT_CERT', template: 'cert_file {path:json} does not hold a PEM X.509 certificate: {why}' },

@@ -8,7 +8,7 @@
  *                       ─► FormLogins (logins) ─► Rendering (use_javascript) ─► Seeder, PagePipeline ─► SiteTasks
  */
 
-import { readClientCertificate } from '../config/client-cert.ts';
+import { readClientCertificate, readServerTrust } from '../config/client-cert.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { keyFilePath, loadKeyFile, revealSecret, type SecretKey } from '../config/secrets.ts';
 import { parseCredentials, parseFtpAccount } from '../config/values.ts';
@@ -114,7 +114,10 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
   let secretKey: SecretKey | undefined;
   const key = (): SecretKey => (secretKey ??= loadKeyFile(keyFilePath(opts.dataDir ?? process.cwd(), s.secrets.keyFile)));
   // key_file / cert_file: read and checked now, so a wrong file stops the cycle with its name, before any request.
-  const tls = readClientCertificate(s, opts.baseDir ?? process.cwd());
+  // trawl_tls: the CAs trusted besides the system's and how a site's certificate is checked.
+  const cert = readClientCertificate(s, opts.baseDir ?? process.cwd());
+  const trust = readServerTrust(s.tls, opts.baseDir ?? process.cwd());
+  const tls = cert || trust ? { ...cert, ...trust } : undefined;
   // logins: with use_cookies off, the jar keeps (and sends) only the cookies of the hosts the logins cover or use.
   const logins = formLoginsOf(s.logins);
   const jar = s.useCookies || logins.length > 0 ? shared.cookies(s.cookieTimeoutS * 1000) : undefined;

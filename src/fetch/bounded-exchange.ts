@@ -4,7 +4,8 @@
  * transport exceptions become results (`FetchOutcome`); nothing above it
  * catches network errors.
  *
- *   FetchCall ─► undici (connect timeout; fetch_timeout over the whole document)
+ *   FetchCall ─► undici (connect timeout; fetch_timeout over the whole document;
+ *                trawl_limits.socket_timeout, when set, for the headers and between body parts)
  *            ─► onRequestStart: the request is being written: request.onSent()
  *            ─► body: raw bytes counted ─► decompress (gzip/deflate/br, capped)
  *                                       ─► cut_off: truncate or fail ("tl")

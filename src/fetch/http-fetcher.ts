@@ -30,7 +30,7 @@ import type { CookieJar } from './cookies.ts';
 import { cookieInterceptor } from './interceptors/cookies.ts';
 import type { HttpAuth } from './interceptors/http-auth.ts';
 import { proxyRoute } from './interceptors/proxy.ts';
-import { ProxyPool, type ClientTls, type ProxySet, type ProxyTarget } from './proxy.ts';
+import { ProxyPool, tlsConnectOptions, type ClientTls, type ProxySet, type ProxyTarget } from './proxy.ts';
 
 export type { FetchObserver } from './interceptors/measure.ts';
 export type { ErrorKey, FailureOutcome, FetchLimits, FetchOutcome, FetchRequest, ResponseHeaders, ResponseOutcome } from './fetch-types.ts';
@@ -57,7 +57,7 @@ export class HttpFetcher {
       connections: opts.connections ?? 8,
       pipelining: 1,
       keepAliveTimeout: 10_000,
-      connect: { lookup: pinnedLookup(resolver), timeout: connectTimeoutMs, ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}) },
+      connect: { lookup: pinnedLookup(resolver), timeout: connectTimeoutMs, ...tlsConnectOptions(opts.tls) },
     });
     this.proxies = opts.proxyMaxPending !== undefined ? new ProxyPool({ maxPending: opts.proxyMaxPending, connectTimeoutMs, tls: opts.tls }) : undefined;
     // The one place the interceptors are composed, outermost first. The

@@ -17,6 +17,7 @@
  * target's address as trawl resolves it (docs/crawling.md, "Proxies").
  */
 
+import { rootCertificates, type ConnectionOptions } from 'node:tls';
 import { ProxyAgent } from 'undici';
 
 /** One proxy as the configuration names it, its password already decrypted. */
@@ -27,10 +28,30 @@ export interface ProxyTarget {
   readonly password: string | undefined;
 }
 
-/** TLS options for the connections to the sites (client certificate), not to the proxy. */
+/**
+ * TLS options for the connections to the sites, not to the proxy: the
+ * client certificate (key_file, cert_file), and how the site's certificate
+ * is checked (trawl_tls: CAs trusted besides the system's, and full,
+ * certificate or none).
+ */
 export interface ClientTls {
-  readonly key: Buffer;
-  readonly cert: Buffer;
+  readonly key?: Buffer | undefined;
+  readonly cert?: Buffer | undefined;
+  /** PEM certificates trusted with the system's. */
+  readonly ca?: readonly string[] | undefined;
+  /** full: chain and host name; certificate: the chain only; none: nothing. */
+  readonly verify?: 'full' | 'certificate' | 'none' | undefined;
+}
+
+/** The tls.connect options of a ClientTls (none when it is undefined). */
+export function tlsConnectOptions(t: ClientTls | undefined): ConnectionOptions {
+  if (!t) return {};
+  return {
+    ...(t.key && t.cert ? { key: t.key, cert: t.cert } : {}),
+    ...(t.ca && t.ca.length > 0 ? { ca: [...rootCertificates, ...t.ca] } : {}),
+    ...(t.verify === 'none' ? { rejectUnauthorized: false } : {}),
+    ...(t.verify === 'certificate' ? { checkServerIdentity: () => undefined } : {}),
+  };
 }
 
 export interface ProxyOptions {
@@ -61,7 +82,7 @@ export class ProxyEndpoint {
       // http URLs go to the proxy as absolute-form requests; https ones through a CONNECT tunnel.
       proxyTunnel: false,
       proxyTls: { timeout: o.connectTimeoutMs },
-      requestTls: { timeout: o.connectTimeoutMs, ...(o.tls ? { key: o.tls.key, cert: o.tls.cert } : {}) },
+      requestTls: { timeout: o.connectTimeoutMs, ...tlsConnectOptions(o.tls) },
       keepAliveTimeout: 10_000,
       pipelining: 1,
     });

@@ -8,17 +8,24 @@
  * document sent through a pipeline; bulk_max_items and bulk_max_bytes split
  * a batch into several _bulk requests (sent in turn); ssl_verify false and
  * ca_path (a PEM file, or a directory of .pem/.crt files) set how the
- * endpoint's TLS certificate is checked.
+ * endpoint's TLS certificate is checked, ca_fingerprint pins a certificate
+ * its chain must hold; request_timeout bounds each request,
+ * compression gzips its body, and retries (with retry_delay, doubling)
+ * sends a failed request again before the batch is given up.
  *
- * A transport error, a 429 or a 5xx rejects the whole batch (it is retried
- * later); an item the bulk response marks failed with a 4xx is refused for
+ * A transport error, a 429 or a 5xx, once the retries are spent, rejects
+ * the whole batch (the feeder offers it again later); an item the bulk response marks failed with a 4xx is refused for
  * good and counted (PPFailed). A delete answered 404 is a success: the
  * document is gone either way.
  */
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, request, type Dispatcher } from 'undici';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { trawlError } from '../core/errors.ts';
 import { maskText } from '../config/secrets.ts';
 import { sinkDocument, type DocumentSchema } from './document.ts';
@@ -46,6 +53,10 @@ export class ElasticsearchSink implements Sink {
   private readonly maxItems: number;
   private readonly maxBytes: number;
   private readonly dispatcher: Dispatcher | undefined;
+  private readonly timeoutMs: number;
+  private readonly compression: boolean;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
 
   constructor(name: string, s: SinkSettings) {
     this.name = name;
@@ -53,7 +64,13 @@ export class ElasticsearchSink implements Sink {
     this.params = s.pipeline && s.pipelineParams && s.pipelineParams.length > 0 ? pipelineParams(s.pipelineParams) : undefined;
     this.maxItems = s.bulkMaxItems ?? Infinity;
     this.maxBytes = s.bulkMaxBytes ?? Infinity;
-    if (s.sslVerify === false || s.caPath !== undefined) {
+    this.timeoutMs = (s.requestTimeoutS ?? 60) * 1000;
+    this.compression = s.compression === true;
+    this.retries = s.retries ?? 0;
+    this.retryDelayMs = (s.retryDelayS ?? 2) * 1000;
+    if (s.caFingerprint !== undefined && s.sslVerify !== false) {
+      this.dispatcher = new Agent({ connect: pinnedConnector(s.caFingerprint, s.caPath !== undefined ? readCaPath(s.caPath) : undefined) });
+    } else if (s.sslVerify === false || s.caPath !== undefined) {
       this.dispatcher = new Agent({ connect: s.sslVerify === false ? { rejectUnauthorized: false } : { ca: readCaPath(s.caPath!) } });
     }
     // Credentials in the URL (https://user:password@host) are sent as Basic
@@ -95,19 +112,33 @@ export class ElasticsearchSink implements Sink {
     return { rejected };
   }
 
-  /** One _bulk request; the items refused for good, by position in it. */
-  private async send(body: string): Promise<Array<{ index: number; reason: string }>> {
+  /** One _bulk request, sent again up to `retries` times while it fails for a reason that may pass; the items refused for good, by position in it. */
+  private async send(ndjson: string): Promise<Array<{ index: number; reason: string }>> {
+    const body = this.compression ? await gzipAsync(ndjson) : ndjson;
+    const headers = this.compression ? { ...this.headers, 'content-encoding': 'gzip' } : this.headers;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.sendOnce(body, headers);
+      } catch (err) {
+        if (!RETRYABLE.has(err as Error) || attempt >= this.retries) throw err;
+        await sleep(Math.min(this.retryDelayMs * 2 ** attempt, MAX_RETRY_WAIT_MS));
+      }
+    }
+  }
+
+  private async sendOnce(body: string | Buffer, headers: Record<string, string>): Promise<Array<{ index: number; reason: string }>> {
     let status: number;
     let text: string;
     try {
-      const res = await request(this.endpoint, { method: 'POST', headers: this.headers, body, headersTimeout: 60_000, bodyTimeout: 60_000, ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}) });
+      const res = await request(this.endpoint, { method: 'POST', headers, body, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}) });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      throw trawlError('SINK_ES_TRANSPORT', { sink: this.name, endpoint: this.endpoint, reason: maskText((err as Error).message) }, { cause: err });
+      throw retryable(trawlError('SINK_ES_TRANSPORT', { sink: this.name, endpoint: this.endpoint, reason: maskText((err as Error).message) }, { cause: err }));
     }
     if (status < 200 || status >= 300) {
-      throw trawlError('SINK_ES_STATUS', { sink: this.name, endpoint: this.endpoint, status, body: maskText(text.slice(0, 300)) });
+      const e = trawlError('SINK_ES_STATUS', { sink: this.name, endpoint: this.endpoint, status, body: maskText(text.slice(0, 300)) });
+      throw status === 429 || status >= 500 ? retryable(e) : e;
     }
     let parsed: { errors?: boolean; items?: Array<Record<string, BulkItem>> };
     try {
@@ -127,13 +158,24 @@ export class ElasticsearchSink implements Sink {
       else rejected.push({ index: i, reason: `${r.status ?? '?'} ${reason}` });
     });
     // Items refused for a reason that may pass (429, 5xx): the whole batch again; the others are idempotent.
-    if (retry) throw trawlError('SINK_ES_ITEM_RETRY', { sink: this.name, reason: retry });
+    if (retry) throw retryable(trawlError('SINK_ES_ITEM_RETRY', { sink: this.name, reason: retry }));
     return rejected;
   }
 
   async close(): Promise<void> {
     await this.dispatcher?.close();
   }
+}
+
+const gzipAsync = promisify(gzip);
+/** The longest wait between two attempts, however many retries double retry_delay. */
+const MAX_RETRY_WAIT_MS = 3_600_000;
+
+/** The failures that may pass when the request is sent again: transport errors, 429, 5xx. */
+const RETRYABLE = new WeakSet<Error>();
+function retryable(e: Error): Error {
+  RETRYABLE.add(e);
+  return e;
 }
 
 /** pipeline_params members "name=value": true, false and numbers as JSON values, anything else as text. */
@@ -146,6 +188,40 @@ export function pipelineParams(members: readonly string[]): Record<string, unkno
     out[name] = v === 'true' ? true : v === 'false' ? false : v !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   }
   return out;
+}
+
+/**
+ * ca_fingerprint: connections whose certificate chain holds a certificate
+ * of that SHA-256 fingerprint (its CA's, as Elasticsearch prints it), and
+ * only those, whoever signed it; with ca_path as well, a chain those CAs
+ * verify passes too.
+ */
+function pinnedConnector(fingerprint: string, ca: string[] | undefined): buildConnector.connector {
+  const want = fingerprint.replace(/:/g, '').toUpperCase();
+  const connect = buildConnector({ rejectUnauthorized: false, ...(ca ? { ca } : {}) });
+  return (opts, callback) => connect(opts, (err, socket) => {
+    if (err || !socket) {
+      callback(err ?? new Error('no connection'), null);
+      return;
+    }
+    const tls = socket as TLSSocket;
+    if (typeof tls.getPeerCertificate !== 'function' || (ca && tls.authorized) || chainHolds(tls.getPeerCertificate(true), want)) {
+      callback(null, socket);
+      return;
+    }
+    socket.destroy();
+    callback(new Error(`the certificate chain holds no certificate of the ca_fingerprint ${fingerprint}`), null);
+  });
+}
+
+/** Whether a certificate of the chain (the peer's, then its issuers up to a self-signed one) has that SHA-256 fingerprint. */
+function chainHolds(cert: PeerCertificate | undefined, want: string): boolean {
+  const seen = new Set<PeerCertificate>();
+  for (let c = cert as (PeerCertificate & { issuerCertificate?: PeerCertificate }) | undefined; c && !seen.has(c) && seen.size < 16; c = c.issuerCertificate) {
+    seen.add(c);
+    if (c.fingerprint256?.replace(/:/g, '').toUpperCase() === want) return true;
+  }
+  return false;
 }
 
 /** ca_path: a PEM file, or a directory whose .pem and .crt files are read (each may hold several certificates). */

@@ -87,6 +87,11 @@ export interface SinkSettings {
   readonly caPath?: string | undefined;
   readonly bulkMaxItems?: number | undefined;
   readonly bulkMaxBytes?: number | undefined;
+  readonly requestTimeoutS?: number | undefined;
+  readonly caFingerprint?: string | undefined;
+  readonly compression?: boolean | undefined;
+  readonly retries?: number | undefined;
+  readonly retryDelayS?: number | undefined;
 }
 
 /** A problem in one sink's settings, naming its parameter (config/rules.ts `SinkProblem`). */

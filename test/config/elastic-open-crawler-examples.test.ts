@@ -64,8 +64,12 @@ describe('the Open Crawler example configurations', () => {
     for (const v of results) {
       assert.deepEqual(v.diagnostics.filter((d) => d.severity === 'error'), [], v.file);
       assert.equal(v.valid, true, v.file);
-      // The converted file has no YAML left to warn about: only what the registry says is not honoured.
-      for (const d of v.diagnostics) assert.equal(d.code, 'TRAWL_ERR_CONFIG_NOT_HONOURED', `${v.file}: ${d.message}`);
+      // The converted file has no YAML left to warn about: only what the registry says is not honoured, and
+      // crawler.yml.example's placeholder CA certificates (ssl_ca_certificates), which cannot be read.
+      for (const d of v.diagnostics) {
+        if (d.param === 'trawl_tls.ca_certificates' && /not applied/.test(d.message)) continue;
+        assert.equal(d.code, 'TRAWL_ERR_CONFIG_NOT_HONOURED', `${v.file}: ${d.message}`);
+      }
     }
   });
 

@@ -160,25 +160,23 @@ describe('Elastic crawler YAML: valid files', () => {
   it('full.yml: one TRAWL_ERR_CONFIG_UNSUPPORTED warning per setting without an equivalent, in file order', () => {
     const { diagnostics, path } = load('full.yml');
     const warnings = warningsOf(diagnostics);
-    assert.equal(warnings.length, 6, JSON.stringify(warnings, null, 1));
+    assert.equal(warnings.length, 2, JSON.stringify(warnings, null, 1));
     assert.deepEqual(
       warnings.map((w) => w.param),
       [
-        'schedule',
-        'threads_per_crawl',
-        'ssl_verification_mode',
+        'schedule.pattern',
         'log_level',
-        'event_logs',
-        'purge_crawl_enabled',
       ],
     );
     for (const w of warnings) {
       assert.equal(w.code, 'TRAWL_ERR_CONFIG_UNSUPPORTED');
       assert.equal(w.collection, 'acme-public-sites');
       assert.equal(w.location?.file, path);
-      assert.match(w.message, new RegExp(`^${w.param!.replace(/[[\].]/g, '\\$&')} has no trawl equivalent and is not applied`));
     }
-    assert.deepEqual(warnings.find((w) => w.param === 'schedule')!.location, { file: path, line: 95, column: 1 });
+    assert.match(warnings[1]!.message, /^log_level has no trawl equivalent and is not applied/);
+    // The daily pattern keeps its period, not its time.
+    assert.match(warnings[0]!.message, /^schedule\.pattern "0 3 \* \* \*": trawl serve starts a refresh cycle every 1440 minutes \(refresh\), counted from the collection's start; the time the pattern names is not applied$/);
+    assert.deepEqual(warnings[0]!.location, { file: path, line: 96, column: 3 });
   });
 
   it('full.yml: the locations of the values are kept for later checks', () => {
@@ -493,9 +491,28 @@ ${allowed}`;
     assert.deepEqual(at(c, 'include_uris|prefix'), ['https://a.example/', 'http://a.example:8080/']);
   });
 
+  it('schedule.pattern: refresh is the cron expression\'s period; a pinned time is a warning, a pattern without one period is not applied', () => {
+    const cases: Array<[string, number | undefined, boolean]> = [
+      ['* * * * *', 1, false], ['*/30 * * * *', 30, false], ['15 * * * *', 60, true], ['0 */6 * * *', 360, true],
+      ['0 12 * * *', 1440, true], ['30 2 * * 1', 10080, true], ['@daily', 1440, true], ['@hourly', 60, true],
+      ['0 12 1 * *', undefined, true], ['0,30 * * * *', undefined, true], ['0 9-17 * * *', undefined, true], ['0 12 * * 1-5', undefined, true],
+    ];
+    for (const [pattern, minutes, warned] of cases) {
+      const { document, diagnostics } = yaml(`${one}schedule:\n  pattern: "${pattern}"\n`);
+      const c = document.collections[0]!;
+      assert.equal(c.root.attribs.get('refresh'), minutes, pattern);
+      const w = diagnostics.filter((d) => d.param === 'schedule.pattern');
+      assert.equal(w.length, warned ? 1 : 0, `${pattern}: ${JSON.stringify(w)}`);
+      if (minutes === undefined) assert.match(w[0]!.message, /is not applied: trawl serve recrawls every refresh minutes/);
+      assert.ok(diagnostics.every((d) => d.severity === 'warning'), pattern);
+    }
+    const other = yaml(`${one}schedule:\n  pattern: "*/5 * * * *"\n  timezone: UTC\n`);
+    assert.deepEqual(brief(other.diagnostics), ['TRAWL_ERR_CONFIG_UNSUPPORTED 5:3 schedule.timezone']);
+  });
+
   it('one warning for an unsupported key, however much it holds; a null value is a warning too', () => {
-    const { diagnostics } = yaml(`${one}schedule:\n  pattern: "0 * * * *"\n  extra: [1, 2, 3]\nmax_redirects:\n`);
-    assert.deepEqual(brief(diagnostics), ['TRAWL_ERR_CONFIG_UNSUPPORTED 3:1 schedule', 'TRAWL_ERR_CONFIG_YAML 6:1 max_redirects']);
+    const { diagnostics } = yaml(`${one}url_queue:\n  pattern: "0 * * * *"\n  extra: [1, 2, 3]\nmax_redirects:\n`);
+    assert.deepEqual(brief(diagnostics), ['TRAWL_ERR_CONFIG_UNSUPPORTED 3:1 url_queue', 'TRAWL_ERR_CONFIG_YAML 6:1 max_redirects']);
     assert.match(diagnostics[1]!.message, /has no value and is not applied/);
   });
 

@@ -7,12 +7,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 
 export interface Received {
   readonly method: string;
   readonly path: string;
   readonly headers: IncomingMessage['headers'];
   readonly lines: unknown[];
+  /** The body as sent: gzip-compressed when the request says Content-Encoding: gzip (then `raw` is it decompressed). */
+  readonly bytes: Buffer;
   readonly raw: string;
 }
 
@@ -43,9 +46,10 @@ export class StandIn {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
+        const bytes = Buffer.concat(chunks);
+        const raw = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(bytes) : bytes).toString('utf8');
         const r: Received = {
-          method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw,
+          method: req.method ?? '', path: req.url ?? '', headers: req.headers, bytes, raw,
           lines: raw.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown),
         };
         this.received.push(r);
