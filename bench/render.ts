@@ -8,6 +8,7 @@
  *   npx node bench/render.ts --crawlers none --soak-minutes 30 [--pages 300]   # the soak only
  *     [--soak-plain] use_javascript off (the control)   [--soak-gc] a full GC before each sample
  *     [--soak-heap-snapshots DIR] a heap snapshot after each cycle
+ *     [--soak-serve] a crawl object per cycle from one CollectionRuntime, as trawl serve runs a collection
  *
  * Each crawler runs under /usr/bin/time (user+sys CPU of the whole process
  * tree, Chromium's processes included, as they are waited for), while its
@@ -184,19 +185,24 @@ async function soakWorker(): Promise<void> {
   const { CollectionCrawl } = await import('../src/engine/crawler.ts');
   const { openContentStore } = await import('../src/store/open-content-store.ts');
   const { SqliteCrawlStore } = await import('../src/store/sqlite/sqlite-crawl-store.ts');
+  const { openCollectionRuntime } = await import('../src/service/collection-runtime.ts');
   const { writeHeapSnapshot } = await import('node:v8');
   const config = readConfigXml(readFileSync(flag('config', ''), 'utf8'), 'render.xml').document.collections[0]!;
   const dir = flag('data', '');
   const db = join(dir, 'trawl.db');
   const store = new SqliteCrawlStore(db);
-  const content = openContentStore(join(dir, 'content'), { ...resolveSettings(config).storage });
-  const crawl = new CollectionCrawl(config, { store, content, onEvent: () => undefined });
+  const settings = resolveSettings(config);
+  // --serve: a crawl object per cycle from one CollectionRuntime, as trawl serve runs a collection; else one crawl object for every cycle.
+  const runtime = process.argv.includes('--serve') ? openCollectionRuntime({ config, settings, store, dataDir: dir, maxConcurrency: 64, warn: () => undefined }) : undefined;
+  const content = runtime ? undefined : openContentStore(join(dir, 'content'), { ...settings.storage });
+  const one = content ? new CollectionCrawl(config, { store, content, onEvent: () => undefined }) : undefined;
   const until = Date.now() + Number(flag('minutes', '30')) * 60_000;
   const snapshots = flag('heap-snapshots', '');
   const gc = (globalThis as { gc?: () => void }).gc;
   const MB = 1048576;
   for (let cycle = 1; Date.now() < until; cycle++) {
     const t0 = performance.now();
+    const crawl = one ?? runtime!.newCrawl({ onEvent: () => undefined });
     const s = await crawl.runCycle();
     const ms = Math.round(performance.now() - t0);
     // With --expose-gc (--soak-gc): garbage collected first, so that what is left is what is held.
@@ -210,6 +216,7 @@ async function soakWorker(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(sample)}\n`);
   }
+  await runtime?.close();
   await store.close();
 }
 
@@ -221,16 +228,18 @@ interface SoakOptions {
   readonly gc: boolean;
   /** A directory for a heap snapshot after each cycle. */
   readonly heapSnapshots: string;
+  /** A crawl object per cycle from one CollectionRuntime, as trawl serve runs a collection (else one for all cycles). */
+  readonly serve: boolean;
 }
 
 async function soak(site: JsSite, concurrency: number, o: SoakOptions): Promise<string> {
   const data = mkdtempSync(join(tmpdir(), 'trawl-render-soak-'));
   const config = trawlConfig(site, concurrency, '<attrib name="refresh_mode" type="string">scratch</attrib>', !o.plain);
   const nodeFlags = ['--max-semi-space-size=8', ...(o.gc ? ['--expose-gc'] : [])];
-  const workerFlags = ['--soak-worker', '--config', config, '--data', data, '--minutes', String(o.minutes), ...(o.heapSnapshots ? ['--heap-snapshots', o.heapSnapshots] : [])];
+  const workerFlags = ['--soak-worker', '--config', config, '--data', data, '--minutes', String(o.minutes), ...(o.heapSnapshots ? ['--heap-snapshots', o.heapSnapshots] : []), ...(o.serve ? ['--serve'] : [])];
   const child = spawn(process.execPath, [...nodeFlags, import.meta.filename, ...workerFlags], { stdio: ['ignore', 'pipe', 'inherit'] });
   const rows: string[] = [
-    '| cycle | requests so far | cycle s | tree RSS after (MiB) | peak tree RSS in cycle (MiB) | node RSS (MiB) | of it anonymous | of it files | JS heap (MiB) | external (MiB) | of it ArrayBuffers | store file (MiB) | -wal (MiB) |',
+    `| cycle | ${o.serve ? 'requests' : 'requests so far'} | cycle s | tree RSS after (MiB) | peak tree RSS in cycle (MiB) | node RSS (MiB) | of it anonymous | of it files | JS heap (MiB) | external (MiB) | of it ArrayBuffers | store file (MiB) | -wal (MiB) |`,
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   let peak = 0;
@@ -263,7 +272,7 @@ async function main(): Promise<void> {
   const crawlers = flag('crawlers', 'trawl,crawlee').split(',').filter((c) => c !== 'none' && c !== '');
   const timeLimitS = Number(flag('time-limit', '900'));
   const soakMinutes = Number(flag('soak-minutes', '0'));
-  const soakOptions: SoakOptions = { minutes: soakMinutes, plain: process.argv.includes('--soak-plain'), gc: process.argv.includes('--soak-gc'), heapSnapshots: flag('soak-heap-snapshots', '') };
+  const soakOptions: SoakOptions = { minutes: soakMinutes, plain: process.argv.includes('--soak-plain'), gc: process.argv.includes('--soak-gc'), heapSnapshots: flag('soak-heap-snapshots', ''), serve: process.argv.includes('--soak-serve') };
   const site = await startJsSite({ ip: IP, pages });
   const seeds = join(mkdtempSync(join(tmpdir(), 'trawl-render-seeds-')), 'seeds.txt');
   writeFileSync(seeds, `${site.origin}/\n`);
@@ -292,7 +301,7 @@ async function main(): Promise<void> {
       ...(existsSync(join(crawleeDir, '@crawlee', 'playwright')) ? { crawlee: version(join(crawleeDir, '@crawlee', 'playwright', 'package.json')), playwright: version(join(crawleeDir, 'playwright', 'package.json')) } : {}),
     };
     const header = `Render benchmark: ${pages} pages (${pagePath(1)}, … a quarter each plain, script, fetch, client-side routing), ${concurrency} pages at once, ${cpus().length} cores (shared), ${new Date().toISOString()}\n${JSON.stringify(versions)}`;
-    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle${soakOptions.plain ? ', use_javascript off' : ''}${soakOptions.gc ? ', a full GC before each sample' : ''}${process.env.MALLOC_ARENA_MAX ? `, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}` : ''}):\n\n${soakTable}` : ''].join('\n');
+    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle${soakOptions.serve ? ', a crawl object per cycle (as trawl serve)' : ''}${soakOptions.plain ? ', use_javascript off' : ''}${soakOptions.gc ? ', a full GC before each sample' : ''}${process.env.MALLOC_ARENA_MAX ? `, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}` : ''}):\n\n${soakTable}` : ''].join('\n');
     process.stdout.write(`${md}\n`);
     const dir = join(BENCH, 'results');
     mkdirSync(dir, { recursive: true });

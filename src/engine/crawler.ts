@@ -60,7 +60,7 @@ export class CollectionCrawl {
   private readonly abort = new AbortController();
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
   private readonly addressRefused = new Map<string, string>();
-  private readonly screenedCaches = new ScreenedCaches();
+  private readonly screenedCaches: ScreenedCaches;
   private readonly wake = (): void => this.crawlLoop.notify();
   /** use_cookies: the collection's jar, made by the first cycle that wants it and kept across cycles. */
   private cookies: CollectionCookies | undefined;
@@ -88,6 +88,7 @@ export class CollectionCrawl {
     this.events = new CrawlEvents(opts.onEvent);
     this.stats = new CycleStats(opts.store, config.name, this.events, this.now, opts.routing !== undefined);
     this.duplicates = new DuplicateDetector(opts.store, config.name);
+    this.screenedCaches = opts.screenedCaches ?? new ScreenedCaches();
     this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, (c) => {
       this.events.cycle = c;
       // The Elastic event log's crawl id is the cycle's ID (cycle-lifecycle.ts), as Elastic's crawl ids are.
