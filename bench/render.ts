@@ -16,8 +16,9 @@
  * is summed from /proc every 250 ms for the peak. Coverage and pages come
  * from the site's own request log, never from a crawler's report.
  *
- * The soak runs one CollectionCrawl in a child process (as the daemon keeps
- * one per collection) for cycle after cycle (refresh_mode scratch: every
+ * The soak runs one CollectionCrawl in a child process (with --soak-serve a
+ * crawl object per cycle from one CollectionRuntime, as the daemon runs a
+ * collection) for cycle after cycle (refresh_mode scratch: every
  * page fetched and rendered again each cycle), and samples that process
  * tree's memory after each cycle: after the first cycles it must be flat.
  *
