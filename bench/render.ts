@@ -302,7 +302,7 @@ async function main(): Promise<void> {
       ...(existsSync(join(crawleeDir, '@crawlee', 'playwright')) ? { crawlee: version(join(crawleeDir, '@crawlee', 'playwright', 'package.json')), playwright: version(join(crawleeDir, 'playwright', 'package.json')) } : {}),
     };
     const header = `Render benchmark: ${pages} pages (${pagePath(1)}, … a quarter each plain, script, fetch, client-side routing), ${concurrency} pages at once, ${cpus().length} cores (shared), ${new Date().toISOString()}\n${JSON.stringify(versions)}`;
-    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle${soakOptions.serve ? ', a crawl object per cycle (as trawl serve)' : ''}${soakOptions.plain ? ', use_javascript off' : ''}${soakOptions.gc ? ', a full GC before each sample' : ''}${process.env.MALLOC_ARENA_MAX ? `, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}` : ''}):\n\n${soakTable}` : ''].join('\n');
+    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle${soakOptions.serve ? ', a crawl object per cycle (as trawl serve)' : ''}${soakOptions.plain ? ', use_javascript off' : ''}${soakOptions.gc ? ', a full GC before each sample' : ''}${['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_'].map((v) => (process.env[v] ? `, ${v}=${process.env[v]}` : '')).join('')}):\n\n${soakTable}` : ''].join('\n');
     process.stdout.write(`${md}\n`);
     const dir = join(BENCH, 'results');
     mkdirSync(dir, { recursive: true });
