@@ -6,6 +6,9 @@
  *
  *   npx node bench/render.ts [--pages 300] [--concurrency 2] [--crawlers trawl,crawlee] [--time-limit 900]
  *   npx node bench/render.ts --crawlers none --soak-minutes 30 [--pages 300]   # the soak only
+ *     [--soak-plain] use_javascript off (the control)   [--soak-gc] a full GC before each sample
+ *     [--soak-heap-snapshots DIR] a heap snapshot after each cycle
+ *     [--soak-serve] a crawl object per cycle from one CollectionRuntime, as trawl serve runs a collection
  *
  * Each crawler runs under /usr/bin/time (user+sys CPU of the whole process
  * tree, Chromium's processes included, as they are waited for), while its
@@ -13,8 +16,9 @@
  * is summed from /proc every 250 ms for the peak. Coverage and pages come
  * from the site's own request log, never from a crawler's report.
  *
- * The soak runs one CollectionCrawl in a child process (as the daemon keeps
- * one per collection) for cycle after cycle (refresh_mode scratch: every
+ * The soak runs one CollectionCrawl in a child process (with --soak-serve a
+ * crawl object per cycle from one CollectionRuntime, as the daemon runs a
+ * collection) for cycle after cycle (refresh_mode scratch: every
  * page fetched and rendered again each cycle), and samples that process
  * tree's memory after each cycle: after the first cycles it must be flat.
  *
@@ -22,7 +26,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -107,7 +111,7 @@ async function timed(name: string, command: string[], site: JsSite, timeLimitS: 
   return { crawler: name, exit, wallS, cpuS: (u ?? 0) + (s ?? 0), peakRssMb: peak / 1048576, pagesServed: pages.length, coverage: pages.length / site.pages, requests: site.log.length, note };
 }
 
-function trawlConfig(site: JsSite, concurrency: number, extra = ''): string {
+function trawlConfig(site: JsSite, concurrency: number, extra = '', javascript = true): string {
   const dir = mkdtempSync(join(tmpdir(), 'trawl-render-cfg-'));
   const file = join(dir, 'render.xml');
   writeFileSync(file, `<?xml version="1.0" encoding="utf-8"?>
@@ -115,7 +119,7 @@ function trawlConfig(site: JsSite, concurrency: number, extra = ''): string {
   <attrib name="start_uris" type="list-string"><member>${site.origin}/</member></attrib>
   <attrib name="delay" type="real">0</attrib>
   <attrib name="max_pending" type="integer">${concurrency}</attrib>
-  <attrib name="use_javascript" type="boolean">yes</attrib>
+  <attrib name="use_javascript" type="boolean">${javascript ? 'yes' : 'no'}</attrib>
   <attrib name="javascript_delay" type="real">0</attrib>
   <attrib name="exclude_exts" type="list-string"><member>.css</member><member>.js</member><member>.json</member></attrib>
   ${extra}
@@ -145,44 +149,113 @@ function table(rows: readonly RunResult[]): string {
   return lines.join('\n');
 }
 
-/** The soak's child: one CollectionCrawl, cycle after cycle, a JSON line after each. */
+/** The soak's child's memory after a cycle: the process's, and the store's files. */
+interface SoakSample {
+  readonly cycle: number;
+  readonly requests: number;
+  readonly ms: number;
+  readonly rssMb: number;
+  readonly anonMb: number;
+  readonly fileMb: number;
+  readonly heapMb: number;
+  readonly externalMb: number;
+  readonly arrayBuffersMb: number;
+  readonly dbMb: number;
+  readonly walMb: number;
+}
+
+/** RssAnon and RssFile of this process, in bytes (from /proc/self/status). */
+function rssParts(): { anon: number; file: number } {
+  const status = readFileSync('/proc/self/status', 'latin1');
+  const kib = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { anon: kib('RssAnon'), file: kib('RssFile') + kib('RssShmem') };
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The soak's child: one CollectionCrawl, cycle after cycle, a JSON line (SoakSample) after each. */
 async function soakWorker(): Promise<void> {
   const { readConfigXml } = await import('../src/config/xml-reader.ts');
   const { resolveSettings } = await import('../src/config/effective.ts');
   const { CollectionCrawl } = await import('../src/engine/crawler.ts');
   const { openContentStore } = await import('../src/store/open-content-store.ts');
   const { SqliteCrawlStore } = await import('../src/store/sqlite/sqlite-crawl-store.ts');
+  const { openCollectionRuntime } = await import('../src/service/collection-runtime.ts');
+  const { writeHeapSnapshot } = await import('node:v8');
   const config = readConfigXml(readFileSync(flag('config', ''), 'utf8'), 'render.xml').document.collections[0]!;
   const dir = flag('data', '');
-  const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
-  const content = openContentStore(join(dir, 'content'), { ...resolveSettings(config).storage });
-  const crawl = new CollectionCrawl(config, { store, content, onEvent: () => undefined });
+  const db = join(dir, 'trawl.db');
+  const store = new SqliteCrawlStore(db);
+  const settings = resolveSettings(config);
+  // --serve: a crawl object per cycle from one CollectionRuntime, as trawl serve runs a collection; else one crawl object for every cycle.
+  const runtime = process.argv.includes('--serve') ? openCollectionRuntime({ config, settings, store, dataDir: dir, maxConcurrency: 64, warn: () => undefined }) : undefined;
+  const content = runtime ? undefined : openContentStore(join(dir, 'content'), { ...settings.storage });
+  const one = content ? new CollectionCrawl(config, { store, content, onEvent: () => undefined }) : undefined;
   const until = Date.now() + Number(flag('minutes', '30')) * 60_000;
+  const snapshots = flag('heap-snapshots', '');
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const MB = 1048576;
   for (let cycle = 1; Date.now() < until; cycle++) {
     const t0 = performance.now();
+    const crawl = one ?? runtime!.newCrawl({ onEvent: () => undefined });
     const s = await crawl.runCycle();
-    process.stdout.write(`${JSON.stringify({ cycle, requests: s.requests, ms: Math.round(performance.now() - t0), heapMb: process.memoryUsage().heapUsed / 1048576, rssMb: process.memoryUsage().rss / 1048576 })}\n`);
+    const ms = Math.round(performance.now() - t0);
+    // With --expose-gc (--soak-gc): garbage collected first, so that what is left is what is held.
+    gc?.();
+    if (snapshots) writeHeapSnapshot(join(snapshots, `cycle-${cycle}.heapsnapshot`));
+    const m = process.memoryUsage();
+    const parts = rssParts();
+    const sample: SoakSample = {
+      cycle, requests: s.requests, ms, rssMb: m.rss / MB, anonMb: parts.anon / MB, fileMb: parts.file / MB, heapMb: m.heapUsed / MB,
+      externalMb: m.external / MB, arrayBuffersMb: m.arrayBuffers / MB, dbMb: sizeOf(db) / MB, walMb: sizeOf(`${db}-wal`) / MB,
+    };
+    process.stdout.write(`${JSON.stringify(sample)}\n`);
   }
+  await runtime?.close();
   await store.close();
 }
 
-async function soak(site: JsSite, concurrency: number, minutes: number): Promise<string> {
+interface SoakOptions {
+  readonly minutes: number;
+  /** use_javascript off: the same site crawled plainly, the control for "store and crawl" against "rendering". */
+  readonly plain: boolean;
+  /** node --expose-gc, and a full collection before each sample. */
+  readonly gc: boolean;
+  /** A directory for a heap snapshot after each cycle. */
+  readonly heapSnapshots: string;
+  /** A crawl object per cycle from one CollectionRuntime, as trawl serve runs a collection (else one for all cycles). */
+  readonly serve: boolean;
+}
+
+async function soak(site: JsSite, concurrency: number, o: SoakOptions): Promise<string> {
   const data = mkdtempSync(join(tmpdir(), 'trawl-render-soak-'));
-  const config = trawlConfig(site, concurrency, '<attrib name="refresh_mode" type="string">scratch</attrib>');
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', import.meta.filename, '--soak-worker', '--config', config, '--data', data, '--minutes', String(minutes)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const rows: string[] = ['| cycle | pages fetched | cycle s | tree RSS after (MiB) | peak tree RSS in cycle (MiB) | node RSS (MiB) | JS heap (MiB) |', '|---:|---:|---:|---:|---:|---:|---:|'];
+  const config = trawlConfig(site, concurrency, '<attrib name="refresh_mode" type="string">scratch</attrib>', !o.plain);
+  const nodeFlags = ['--max-semi-space-size=8', ...(o.gc ? ['--expose-gc'] : [])];
+  const workerFlags = ['--soak-worker', '--config', config, '--data', data, '--minutes', String(o.minutes), ...(o.heapSnapshots ? ['--heap-snapshots', o.heapSnapshots] : []), ...(o.serve ? ['--serve'] : [])];
+  const child = spawn(process.execPath, [...nodeFlags, import.meta.filename, ...workerFlags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const rows: string[] = [
+    `| cycle | ${o.serve ? 'requests' : 'requests so far'} | cycle s | tree RSS after (MiB) | peak tree RSS in cycle (MiB) | node RSS (MiB) | of it anonymous | of it files | JS heap (MiB) | external (MiB) | of it ArrayBuffers | store file (MiB) | -wal (MiB) |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   let peak = 0;
   let buf = '';
   const sampler = setInterval(() => {
     peak = Math.max(peak, treeRssBytes(child.pid!));
   }, 250);
+  const r = (n: number): string => n.toFixed(1);
   child.stdout.on('data', (d: Buffer) => {
     buf += d.toString();
     for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      const c = JSON.parse(line) as { cycle: number; requests: number; ms: number; heapMb: number; rssMb: number };
-      const row = `| ${c.cycle} | ${c.requests} | ${(c.ms / 1000).toFixed(1)} | ${Math.round(treeRssBytes(child.pid!) / 1048576)} | ${Math.round(peak / 1048576)} | ${Math.round(c.rssMb)} | ${Math.round(c.heapMb)} |`;
+      const c = JSON.parse(line) as SoakSample;
+      const row = `| ${c.cycle} | ${c.requests} | ${(c.ms / 1000).toFixed(1)} | ${Math.round(treeRssBytes(child.pid!) / 1048576)} | ${Math.round(peak / 1048576)} | ${r(c.rssMb)} | ${r(c.anonMb)} | ${r(c.fileMb)} | ${r(c.heapMb)} | ${r(c.externalMb)} | ${r(c.arrayBuffersMb)} | ${r(c.dbMb)} | ${r(c.walMb)} |`;
       peak = 0;
       rows.push(row);
       process.stderr.write(`soak: ${row}\n`);
@@ -200,6 +273,7 @@ async function main(): Promise<void> {
   const crawlers = flag('crawlers', 'trawl,crawlee').split(',').filter((c) => c !== 'none' && c !== '');
   const timeLimitS = Number(flag('time-limit', '900'));
   const soakMinutes = Number(flag('soak-minutes', '0'));
+  const soakOptions: SoakOptions = { minutes: soakMinutes, plain: process.argv.includes('--soak-plain'), gc: process.argv.includes('--soak-gc'), heapSnapshots: flag('soak-heap-snapshots', ''), serve: process.argv.includes('--soak-serve') };
   const site = await startJsSite({ ip: IP, pages });
   const seeds = join(mkdtempSync(join(tmpdir(), 'trawl-render-seeds-')), 'seeds.txt');
   writeFileSync(seeds, `${site.origin}/\n`);
@@ -220,7 +294,7 @@ async function main(): Promise<void> {
       }
       process.stderr.write(`${table(results.slice(-1))}\n`);
     }
-    const soakTable = soakMinutes > 0 ? await soak(site, concurrency, soakMinutes) : undefined;
+    const soakTable = soakMinutes > 0 ? await soak(site, concurrency, soakOptions) : undefined;
     const crawleeDir = join(BENCH, 'crawlee', 'node_modules');
     const versions = {
       chromium,
@@ -228,7 +302,7 @@ async function main(): Promise<void> {
       ...(existsSync(join(crawleeDir, '@crawlee', 'playwright')) ? { crawlee: version(join(crawleeDir, '@crawlee', 'playwright', 'package.json')), playwright: version(join(crawleeDir, 'playwright', 'package.json')) } : {}),
     };
     const header = `Render benchmark: ${pages} pages (${pagePath(1)}, … a quarter each plain, script, fetch, client-side routing), ${concurrency} pages at once, ${cpus().length} cores (shared), ${new Date().toISOString()}\n${JSON.stringify(versions)}`;
-    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle):\n\n${soakTable}` : ''].join('\n');
+    const md = [header, '', results.length ? table(results) : '', soakTable ? `\nSoak (${soakMinutes} min, one process, cycle after cycle${soakOptions.serve ? ', a crawl object per cycle (as trawl serve)' : ''}${soakOptions.plain ? ', use_javascript off' : ''}${soakOptions.gc ? ', a full GC before each sample' : ''}${['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_'].map((v) => (process.env[v] ? `, ${v}=${process.env[v]}` : '')).join('')}):\n\n${soakTable}` : ''].join('\n');
     process.stdout.write(`${md}\n`);
     const dir = join(BENCH, 'results');
     mkdirSync(dir, { recursive: true });

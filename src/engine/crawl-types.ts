@@ -10,6 +10,7 @@ import type { ExtractPool } from '../extract/extract-pool.ts';
 import type { ContentStore } from '../store/content-store.ts';
 import type { CrawlStore, CycleRow, CycleStatus, QueuedUri } from '../store/crawl-store.ts';
 import type { LimitStop } from './cycle-limits.ts';
+import type { ScreenedCaches } from './link-screening.ts';
 
 /** Something a crawl reports: a fetch, a URI or document turned away, robots.txt, the cycle, an error, the disk. */
 export interface CrawlEvent {
@@ -96,6 +97,12 @@ export interface CrawlerOptions {
   readonly robotsMemo?: number;
   /** Entries the screened URI cache starts with when cachesize.screened is unset (default SCREENED_START; tests make it small to see it grow). */
   readonly screenedStart?: number;
+  /**
+   * Where the screened-URI cache is kept between cycles, for crawl objects
+   * made one per cycle (trawl serve's, CollectionRuntime.newCrawl); default:
+   * this crawl object's own (link-screening.ts, ScreenedCaches).
+   */
+  readonly screenedCaches?: ScreenedCaches;
   /**
    * A node of a multinode installation (docs/multinode.md): which sites are
    * routed to this node. Absent on a single node: every site is its own,

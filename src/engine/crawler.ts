@@ -32,6 +32,7 @@ import { CrawlLoop } from './crawl-loop.ts';
 import type { CrawlerOptions, CycleSummary, Progress } from './crawl-types.ts';
 import type { CycleEnv } from './cycle-env.ts';
 import { setUpCycle } from './cycle-setup.ts';
+import { ScreenedCaches } from './link-screening.ts';
 import { CycleLifecycle, finalStatus } from './cycle-lifecycle.ts';
 import type { Rendering } from './rendering.ts';
 import { LIMIT_PARAMETER } from './cycle-limits.ts';
@@ -61,6 +62,7 @@ export class CollectionCrawl {
   private readonly abort = new AbortController();
   /** Sites refused by ipmask / ip6mask domain rules once their address was known. */
   private readonly addressRefused = new Map<string, string>();
+  private readonly screenedCaches: ScreenedCaches;
   private readonly wake = (): void => this.crawlLoop.notify();
   /** use_cookies: the collection's jar, made by the first cycle that wants it and kept across cycles. */
   private cookies: CollectionCookies | undefined;
@@ -88,6 +90,7 @@ export class CollectionCrawl {
     this.events = new CrawlEvents(opts.onEvent);
     this.stats = new CycleStats(opts.store, config.name, this.events, this.now, opts.routing !== undefined);
     this.duplicates = new DuplicateDetector(opts.store, config.name);
+    this.screenedCaches = opts.screenedCaches ?? new ScreenedCaches();
     this.lifecycle = new CycleLifecycle(opts.store, config.name, this.now, (c) => {
       this.events.cycle = c;
       // The Elastic event log's crawl id is the cycle's ID (cycle-lifecycle.ts), as Elastic's crawl ids are.
@@ -317,7 +320,7 @@ export class CollectionCrawl {
     this.prepared = true;
     const parts = setUpCycle(this.config, this.opts, {
       events: this.events, stats: this.stats, duplicates: this.duplicates, signal: this.abort.signal, wake: this.wake, addressRefused: this.addressRefused, now: this.now,
-      cookies: this.cookiesFor,
+      cookies: this.cookiesFor, screenedCaches: this.screenedCaches,
     });
     this.env = parts.env;
     this.fetcher = parts.fetcher;

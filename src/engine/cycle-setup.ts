@@ -34,7 +34,7 @@ import { CycleLimits } from './cycle-limits.ts';
 import { DiskGuard } from './disk-guard.ts';
 import { FormLogins, formLoginsOf, loginHosts } from './form-logins.ts';
 import type { DuplicateDetector } from './duplicates.ts';
-import { LinkScreening } from './link-screening.ts';
+import { LinkScreening, type ScreenedCaches } from './link-screening.ts';
 import { PagePipeline } from './pipeline/pipeline.ts';
 import { RobotsManager } from './robots-manager.ts';
 import { Rendering, usesJavascript } from './rendering.ts';
@@ -57,6 +57,8 @@ export interface CrawlShared {
   readonly now: () => number;
   /** The collection's cookie jar, when use_cookies is on (kept across cycles). */
   readonly cookies: (sessionTtlMs: number) => CollectionCookies;
+  /** The screened-URI cache, kept from one cycle for the next. */
+  readonly screenedCaches?: ScreenedCaches;
 }
 
 export interface CycleSetup {
@@ -160,7 +162,7 @@ export function setUpCycle(config: CollectionConfig, opts: CrawlerOptions, share
     onChange: (_state, message) => events.emit({ type: 'disk', message }),
   });
   const pool = opts.extractPool ?? sharedExtractPool();
-  const screening = new LinkScreening(rt, shared.stats, events, pool, opts.screenedStart);
+  const screening = new LinkScreening(rt, shared.stats, events, pool, opts.screenedStart, shared.screenedCaches);
   const bloom = s.smfilterBits > 0 ? new BloomFilter(s.smfilterBits) : undefined;
   const limits = new CycleLimits({
     maxCrawlDurationS: s.trawlLimits.maxCrawlDurationS, maxUniqueUrls: s.trawlLimits.maxUniqueUrls, maxDoc: s.limits.maxDoc, maxDocSlack: s.limits.maxDocSlack, refreshMin: s.refreshMin,

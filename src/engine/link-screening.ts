@@ -46,6 +46,38 @@ export const SCREENED_GROW_MAX = 1 << 19;
 /** Links remembered as refused by their URL alone (refusedByUrl). */
 const REFUSED_BY_URL_MAX = 10_000;
 
+/**
+ * The screened-URI cache kept from one cycle for the next (one per crawl
+ * object, CrawlShared), cleared instead of made again. A new cache each
+ * cycle allocated its table (a 4 MiB SharedArrayBuffer at SCREENED_START)
+ * and its rings afresh, while the extract worker held the last cycles'
+ * tables until its own rare garbage collections: tens of cycles' tables
+ * alive at once, and glibc, its mmap threshold raised by the first ones
+ * freed, served the next ones from its heap and kept that memory. The
+ * daemon's RSS rose a little with every cycle (bench/README.md, *JavaScript
+ * rendering*, the soak).
+ */
+export class ScreenedCaches {
+  private kept: FingerprintCache | undefined;
+
+  /** A cache of `max` entries, empty: the last one given back when its size fits, else a new one. */
+  take(max: number, grows: boolean): FingerprintCache {
+    const k = this.kept;
+    this.kept = undefined;
+    // A grown cache serves a cycle that may grow: it would grow as large again.
+    if (k && (k.max === max || (grows && k.max > max))) {
+      k.clear();
+      return k;
+    }
+    return new FingerprintCache(max, { shared: true });
+  }
+
+  /** The cycle is over and the worker no longer reads the cache (takeBack went before any page of the next cycle). */
+  giveBack(cache: FingerprintCache): void {
+    this.kept = cache;
+  }
+}
+
 export class LinkScreening {
   /** The screened-URI cache; replaced by a larger one when it grows. */
   cache: FingerprintCache;
@@ -70,8 +102,12 @@ export class LinkScreening {
   private readonly events: CrawlEvents;
   private readonly pool: ExtractPool;
 
-  constructor(rt: Runtime, stats: CycleStats, events: CrawlEvents, pool: ExtractPool, screenedStart: number | undefined) {
+  /** Where the cache goes back at the end of the cycle, for the next one (undefined: dropped). */
+  private readonly caches: ScreenedCaches | undefined;
+
+  constructor(rt: Runtime, stats: CycleStats, events: CrawlEvents, pool: ExtractPool, screenedStart: number | undefined, caches?: ScreenedCaches) {
     this.rt = rt;
+    this.caches = caches;
     this.stats = stats;
     this.events = events;
     this.pool = pool;
@@ -80,7 +116,8 @@ export class LinkScreening {
     this.max = screened ?? Math.max(1, screenedStart ?? SCREENED_START);
     // Sized for cachesize.screened (or SCREENED_START) when the cycle starts (the memory is only
     // touched as it fills): 41–73 bytes an entry, about 5 MB for SCREENED_START, 660 MB at most for 2^24.
-    this.cache = new FingerprintCache(Math.min(Math.max(1, this.max), SCREENED_MAX), { shared: true });
+    const size = Math.min(Math.max(1, this.max), SCREENED_MAX);
+    this.cache = caches ? caches.take(size, this.grows) : new FingerprintCache(size, { shared: true });
   }
 
   /** Whether the cache is in use (cachesize.screened is not 0). */
@@ -93,10 +130,11 @@ export class LinkScreening {
     this.shareId = this.pool.share(this.cache);
   }
 
-  /** Takes the cache's table back from the extract worker. */
+  /** Takes the cache's table back from the extract worker, and keeps it for the next cycle (ScreenedCaches). */
   takeBack(): void {
     if (this.shareId !== undefined) this.pool.unshare(this.shareId);
     this.shareId = undefined;
+    this.caches?.giveBack(this.cache);
   }
 
   /** Scope check of a URL found on `from` (a page of `fromSite`); the QueuedUri when it may be queued. */

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import type { CollectionSettings } from '../config/registry.ts';
 import type { CollectionConfig } from '../config/model.ts';
 import { CollectionCrawl, type CrawlerOptions } from '../engine/crawler.ts';
+import { ScreenedCaches } from '../engine/link-screening.ts';
 import type { EgressPolicy } from '../fetch/egress.ts';
 import { collectionFeeder } from '../sinks/collection-feeder.ts';
 import type { Feeder } from '../sinks/feeder.ts';
@@ -66,6 +67,8 @@ export class CollectionRuntime {
   /** Drains the feed outbox into the sinks; undefined when the collection has none. */
   readonly feeder: Feeder | undefined;
   private readonly o: RuntimeOptions;
+  /** The screened-URI cache kept from one cycle for the next: trawl serve makes a crawl object per cycle. */
+  private readonly screenedCaches = new ScreenedCaches();
   /** The latest crawl and where its events go: the Elastic event log's url-output goes there too. */
   private current: { crawl: CollectionCrawl; onEvent: CrawlExtras['onEvent'] } | undefined;
 
@@ -94,6 +97,7 @@ export class CollectionRuntime {
       ...(this.o.egress ? { egress: this.o.egress } : {}),
       ...(feeder ? { feedTo: [...this.destinations.keys()], onFeed: () => feeder.poke() } : {}),
       ...(feeder?.reportsFailures ? { reportFailures: true } : {}),
+      screenedCaches: this.screenedCaches,
       ...extras,
     });
     this.current = { crawl, onEvent: extras.onEvent };

@@ -20,7 +20,7 @@ import { CycleStats } from '../../src/engine/cycle-stats.ts';
 import { CycleLimits } from '../../src/engine/cycle-limits.ts';
 import { DiskGuard } from '../../src/engine/disk-guard.ts';
 import { DuplicateDetector } from '../../src/engine/duplicates.ts';
-import { LinkScreening } from '../../src/engine/link-screening.ts';
+import { LinkScreening, type ScreenedCaches } from '../../src/engine/link-screening.ts';
 import { PageContext } from '../../src/engine/pipeline/page-context.ts';
 import { buildRuntime } from '../../src/engine/runtime.ts';
 import { collectionXml } from '../support/crawl-harness.ts';
@@ -57,6 +57,8 @@ export interface FixtureOptions {
   /** findByChecksum's answers, by checksum. */
   readonly checksums?: ReadonlyMap<string, string>;
   readonly screenedStart?: number;
+  /** The screened-URI cache kept across cycles, as a crawl object keeps it. */
+  readonly screenedCaches?: ScreenedCaches;
 }
 
 /** An extract pool that parses on this thread and lends nothing. */
@@ -122,7 +124,7 @@ export function testCycle(o: FixtureOptions = {}): TestCycle {
   const sched = new SiteScheduler({ delayMs: () => 0, maxPending: 1, maxSites: 100, maxInterDocs: undefined, maxBackoffDelayMs: 600_000 });
   const env = new CycleEnv({
     rt, opts, events: crawlEvents, stats, sched, now, bloom: undefined, pool: LOCAL_POOL,
-    screening: new LinkScreening(rt, stats, crawlEvents, LOCAL_POOL, o.screenedStart),
+    screening: new LinkScreening(rt, stats, crawlEvents, LOCAL_POOL, o.screenedStart, o.screenedCaches),
     duplicates: new DuplicateDetector(store, 't'),
     disk: new DiskGuard({ dir: undefined, minFreePct: 0, slackPct: 0, onChange: () => undefined }),
     limits: new CycleLimits({ maxCrawlDurationS: undefined, maxUniqueUrls: undefined, maxDoc: 0, maxDocSlack: 0, refreshMin: 0 }, crawlEvents),

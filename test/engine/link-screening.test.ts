@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { reservedNumber, stringTag } from '../../src/core/fingerprint-cache.ts';
 import { URI_SKIP_CODE_LIST } from '../../src/core/skip-codes.ts';
+import { ScreenedCaches } from '../../src/engine/link-screening.ts';
 import { leased, ORIGIN, SITE, testCycle } from './cycle-fixture.ts';
 
 const from = leased(`${ORIGIN}/dir/page`, { depth: 2, hops: 2, redirects: 1 });
@@ -69,5 +70,32 @@ describe('link screening', () => {
     const q = env.screening.admit(from, `${ORIGIN}/x`, false, SITE)!;
     env.screening.screen(q.url, q.site);
     assert.deepEqual(env.screening.dropScreened([q], env.stats.statsFor(SITE)), [q]);
+  });
+
+  it('keeps the screened-URI cache from one cycle for the next, emptied, instead of a new table each cycle', () => {
+    const caches = new ScreenedCaches();
+    const first = testCycle({ screenedCaches: caches }).env.screening;
+    first.screen(`${ORIGIN}/a`, SITE);
+    first.takeBack();
+    const second = testCycle({ screenedCaches: caches }).env.screening;
+    assert.equal(second.cache, first.cache);
+    assert.equal(second.cache.size, 0);
+    assert.equal(second.cache.has(`${ORIGIN}/a`), false);
+    // Not given back (the cycle still runs): the next one gets a table of its own.
+    assert.notEqual(testCycle({ screenedCaches: caches }).env.screening.cache, second.cache);
+  });
+
+  it('keeps a grown cache for the next cycle, and makes a new one when cachesize.screened sets another size', () => {
+    const caches = new ScreenedCaches();
+    const grown = testCycle({ screenedStart: 4, screenedCaches: caches }).env.screening;
+    for (let i = 0; i < 5; i++) grown.screen(`${ORIGIN}/p${i}`, SITE);
+    grown.takeBack();
+    const next = testCycle({ screenedStart: 4, screenedCaches: caches }).env.screening;
+    assert.equal(next.cache, grown.cache);
+    assert.equal(next.cache.max, 8);
+    next.takeBack();
+    const fixed = testCycle({ body: '<section name="cachesize"><attrib name="screened" type="integer">16</attrib></section>', screenedCaches: caches }).env.screening;
+    assert.notEqual(fixed.cache, grown.cache);
+    assert.equal(fixed.cache.max, 16);
   });
 });

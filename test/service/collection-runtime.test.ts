@@ -7,7 +7,9 @@ import { describe, it } from 'node:test';
 import { TrawlError } from '../../src/core/errors.ts';
 import { resolveSettings } from '../../src/config/effective.ts';
 import { childSection, emptyCollection, type CollectionConfig } from '../../src/config/model.ts';
-import { openCollectionRuntime } from '../../src/service/collection-runtime.ts';
+import type { FingerprintCache } from '../../src/core/fingerprint-cache.ts';
+import type { ExtractPool } from '../../src/extract/extract-pool.ts';
+import { openCollectionRuntime, type CollectionRuntime } from '../../src/service/collection-runtime.ts';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { rec } from '../store/crawl-store-suite.ts';
@@ -49,6 +51,27 @@ describe('collection runtime', () => {
     assert.equal((await store.getCollection('empty'))?.epoch, summary.epoch);
     assert.ok(summary.epoch >= 1);
     await rt.close();
+    await store.close();
+  });
+
+  it('its crawls, one per cycle as trawl serve makes them, lend the extract worker one screened-URI table, not a new one each cycle', async () => {
+    const dir = tempDir('runtime-');
+    const store = new SqliteCrawlStore(join(dir, 'trawl.db'));
+    const config = emptyCollection('tables');
+    await store.putCollection('tables', '<x/>', Date.now());
+    const lent: ArrayBufferLike[] = [];
+    const extractPool = { share: (cache: FingerprintCache) => void lent.push(cache.shared()!.slots.buffer), unshare: () => undefined } as unknown as ExtractPool;
+    const open = (): CollectionRuntime => openCollectionRuntime({ config, settings: resolveSettings(config), store, dataDir: dir, maxConcurrency: 2, warn: () => undefined });
+    const rt = open();
+    await rt.newCrawl({ extractPool }).runCycle();
+    await rt.newCrawl({ extractPool }).runCycle();
+    assert.equal(lent.length, 2);
+    assert.equal(lent[1], lent[0]);
+    // Another runtime (another collection) has a table of its own.
+    const other = open();
+    await other.newCrawl({ extractPool }).runCycle();
+    assert.notEqual(lent[2], lent[0]);
+    await Promise.all([rt.close(), other.close()]);
     await store.close();
   });
 
