@@ -154,15 +154,20 @@ const robotsChain: Record<string, Handler> = Object.fromEntries(Array.from({ len
 
 const bodyOf = (docs: ReadonlyMap<string, Doc>, h: HostHandle, path: string): string | undefined => docs.get(h.url(path))?.body;
 
+/** charset_spec.rb's site: the same UTF-8 text, once with the charset in Content-Type and once without. */
+const CHARSET_SITE = {
+  routes: {
+    '/': page(['/utf8-without-charset', '/utf8-with-charset']),
+    '/utf8-with-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html; charset=UTF-8' } }),
+    '/utf8-without-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html' } }),
+  },
+  expect: ['/', '/utf8-with-charset', '/utf8-without-charset'],
+} as const;
+
 const CASES: readonly Case[] = [
   {
     source: 'charset_spec.rb', name: 'defaults to UTF-8', crawl: 'plain',
-    routes: {
-      '/': page(['/utf8-without-charset', '/utf8-with-charset']),
-      '/utf8-with-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html; charset=UTF-8' } }),
-      '/utf8-without-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html' } }),
-    },
-    expect: ['/', '/utf8-with-charset', '/utf8-without-charset'],
+    ...CHARSET_SITE,
     check: (docs, h) => {
       assert.equal(bodyOf(docs, h, '/utf8-with-charset'), MANANA);
       assert.equal(bodyOf(docs, h, '/utf8-without-charset'), MANANA);
@@ -170,12 +175,7 @@ const CASES: readonly Case[] = [
   },
   {
     source: 'charset_spec.rb', name: 'can override fallback encoding (default_encoding: ISO-8859-1)', crawl: 'encoding',
-    routes: {
-      '/': page(['/utf8-without-charset', '/utf8-with-charset']),
-      '/utf8-with-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html; charset=UTF-8' } }),
-      '/utf8-without-charset': page([], { text: MANANA, headers: { 'content-type': 'text/html' } }),
-    },
-    expect: ['/', '/utf8-with-charset', '/utf8-without-charset'],
+    ...CHARSET_SITE,
     check: (docs, h) => {
       assert.equal(bodyOf(docs, h, '/utf8-with-charset'), MANANA);
       // The UTF-8 bytes read as ISO-8859-1: one character per byte.

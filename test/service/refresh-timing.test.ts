@@ -3,13 +3,12 @@
 // cycle; `refresh_when_idle` starts the next cycle as soon as the crawl is
 // idle. The real daemon against loopback sites; read from the servers' logs.
 import assert from 'node:assert/strict';
-import { type ChildProcess } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { spawnServe } from '../support/daemon.ts';
+import { daemonTestParts, spawnServe } from '../support/daemon.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 import { freePort } from '../support/ports.ts';
 
@@ -24,14 +23,7 @@ async function until(check: () => boolean | Promise<boolean>, ms = 40_000): Prom
 const count = (paths: readonly string[], p: string): number => paths.filter((x) => x === p).length;
 
 describe('refresh timing in the daemon', () => {
-  const daemons: ChildProcess[] = [];
-  const sites: FixtureSite[] = [];
-  const dirs: string[] = [];
-  after(async () => {
-    for (const d of daemons) d.kill('SIGKILL');
-    for (const s of sites) await s.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const { daemons, sites, dirs } = daemonTestParts();
 
   async function serve(ip: string, body: (origin: string) => string): Promise<{ site: FixtureSite; port: number }> {
     const site = await startFixtureSite([{

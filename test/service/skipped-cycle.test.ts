@@ -2,13 +2,12 @@
 // refresh that falls due while a cycle of its collection runs is not started;
 // a cycle with status skipped is recorded, and `trawl admin status` shows it.
 import assert from 'node:assert/strict';
-import { type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { startFixtureSite, type FixtureSite } from '../support/fixture-site.ts';
+import { describe, it } from 'node:test';
+import { startFixtureSite } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
-import { spawnServe } from '../support/daemon.ts';
+import { daemonTestParts, spawnServe } from '../support/daemon.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
 import { freePort, until } from '../support/ports.ts';
 import { collectionLogPath } from '../../src/service/crawl-log.ts';
@@ -16,14 +15,7 @@ import { collectionLogPath } from '../../src/service/crawl-log.ts';
 const SLOW_MS = 10_000;
 
 describe('a sub-collection refresh that falls due while a cycle runs is skipped', () => {
-  const daemons: ChildProcess[] = [];
-  const sites: FixtureSite[] = [];
-  const dirs: string[] = [];
-  after(async () => {
-    for (const d of daemons) d.kill('SIGKILL');
-    for (const s of sites) await s.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const { daemons, sites, dirs } = daemonTestParts();
 
   it('records a cycle with status skipped, shown by trawl admin status and the event log, and refreshes the sub-collection once the cycle is over', async () => {
     const ip = '127.0.133.81';
