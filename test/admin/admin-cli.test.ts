@@ -155,11 +155,11 @@ describe('trawl admin, as an operator reads it', () => {
     const yml = join(data, 'elastic.yml');
     // A seed that takes its time to answer keeps the first cycle running while the checks below look at it.
     site.setRoute(IP, '/slow-seed', { kind: 'html', body: '<p>slow</p>', delayMs: 20_000 });
-    writeFileSync(yml, `crawl_id: from-elastic\ndomains:\n  - url: http://${IP}:${h.port}\n    seed_urls:\n      - ${h.url('/slow-seed')}\nmax_crawl_depth: 3\nthreads_per_crawl: 4\n`);
+    writeFileSync(yml, `crawl_id: from-elastic\ndomains:\n  - url: http://${IP}:${h.port}\n    seed_urls:\n      - ${h.url('/slow-seed')}\nmax_crawl_depth: 3\nhead_requests_enabled: true\n`);
     const r = await admin('add', yml);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out.trim(), 'ok: collection from-elastic added or updated');
-    assert.match(r.err, /elastic\.yml:7:1: warning TRAWL_ERR_CONFIG_UNSUPPORTED: .*threads_per_crawl/);
+    assert.match(r.err, /elastic\.yml:7:1: warning TRAWL_ERR_CONFIG_UNSUPPORTED: .*head_requests_enabled/);
     assert.match(r.err, /trawl: .*elastic\.yml: Elastic Open Crawler YAML converted to MS-FSCCFG collection "from-elastic", setting [^;]*start_uris[^;]*crawlmode[^;]* \(1 warning above\); `trawl config convert .*elastic\.yml --to xml` prints the XML/);
     const list = await admin('--json', 'list');
     assert.deepEqual((JSON.parse(list.out) as string[]).sort(), ['from-elastic', 'web']);
