@@ -3,13 +3,10 @@
 // names, for every request, when nginx logged it (ms), the address asked,
 // the User-Agent, the status and the path: a multinode test tells its
 // nodes apart by their User-Agent (a <Node> override of `headers`).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TOOLS, toolPath } from './system-tools.ts';
 import { freePort } from './ports.ts';
-import { waitListening } from './tinyproxy.ts';
-import { nginxPreamble, writePages } from './nginx-tls.ts';
+import { nginxPreamble, runNginx, writePages } from './nginx-tls.ts';
 
 export interface AccessLine {
   /** When nginx logged the request, in ms since the epoch. */
@@ -33,7 +30,6 @@ export interface NginxHosts {
  * HTTP, every host on one port (pages that link to other hosts name it).
  */
 export async function startNginxHosts(dir: string, hosts: readonly string[], sitesFor: (port: number) => Readonly<Record<string, Readonly<Record<string, string>>>>): Promise<NginxHosts> {
-  const bin = toolPath(TOOLS.nginx);
   const port = await freePort(hosts[0]);
   const sites = sitesFor(port);
   const root = join(dir, 'www');
@@ -50,31 +46,14 @@ ${hosts.map((h) => `    listen ${h}:${port};`).join('\n')}
   }
 }
 `);
-  const child: ChildProcess = spawn(bin, ['-e', join(dir, 'error.log'), '-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  try {
-    for (const h of hosts) await waitListening(h, port, () => child.exitCode !== null);
-    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr}`);
-  } catch (err) {
-    child.kill('SIGKILL');
-    throw err;
-  }
+  const nginx = await runNginx(dir, conf, access, hosts, port);
   return {
     port,
     origin: (host) => `http://${host}:${port}`,
-    accessLog: () => (existsSync(access) ? readFileSync(access, 'utf8').split('\n').filter(Boolean) : []).map((l) => {
+    accessLog: () => nginx.accessLines().map((l) => {
       const [ms, host, agent, status, ...path] = l.split('|');
       return { ms: Math.round(Number(ms) * 1000), host: host!, agent: agent!, status: Number(status), path: path.join('|') };
     }),
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGQUIT');
-    }),
+    stop: nginx.stop,
   };
 }

@@ -91,7 +91,6 @@ http {
  * serving `pages` (path → HTML) from a folder of its own.
  */
 export async function startNginxTls(dir: string, ip: string, pki: TestPki, pages: Record<string, string>): Promise<NginxTls> {
-  const bin = toolPath(TOOLS.nginx);
   const port = await freePort(ip);
   const root = join(dir, 'www');
   writePages(root, pages);
@@ -112,24 +111,45 @@ export async function startNginxTls(dir: string, ip: string, pki: TestPki, pages
   }
 }
 `);
-  const child: ChildProcess = spawn(bin, ['-e', join(dir, 'error.log'), '-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const nginx = await runNginx(dir, conf, access, [ip], port);
+  return {
+    ip,
+    port,
+    origin: `https://${ip}:${port}`,
+    accessLog: () => nginx.accessLines().map((l) => {
+      const [remote, status, verify, subject, ...request] = l.split('|');
+      return { remote: remote!, status: Number(status), verify: verify!, subject: subject!, request: request.join('|') };
+    }),
+    stop: nginx.stop,
+  };
+}
+
+/** A running nginx: its access log's lines, and a graceful stop. */
+export interface RunningNginx {
+  /** The access log's lines so far (none before the first request). */
+  readonly accessLines: () => string[];
+  readonly stop: () => Promise<void>;
+}
+
+/**
+ * Runs Debian's nginx on `conf` (written under `dir`) in the foreground and
+ * resolves once it listens on `port` of every address in `hosts`; rejects
+ * with its stderr when it exits first. `stop` sends SIGQUIT, a graceful stop
+ * that lets the access log be written out (SIGKILL after 5 s).
+ */
+export async function runNginx(dir: string, conf: string, access: string, hosts: readonly string[], port: number): Promise<RunningNginx> {
+  const child: ChildProcess = spawn(toolPath(TOOLS.nginx), ['-e', join(dir, 'error.log'), '-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   try {
-    await waitListening(ip, port, () => child.exitCode !== null);
+    for (const h of hosts) await waitListening(h, port, () => child.exitCode !== null);
     if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr}`);
   } catch (err) {
     child.kill('SIGKILL');
     throw err;
   }
   return {
-    ip,
-    port,
-    origin: `https://${ip}:${port}`,
-    accessLog: () => (existsSync(access) ? readFileSync(access, 'utf8').split('\n').filter(Boolean) : []).map((l) => {
-      const [remote, status, verify, subject, ...request] = l.split('|');
-      return { remote: remote!, status: Number(status), verify: verify!, subject: subject!, request: request.join('|') };
-    }),
+    accessLines: () => (existsSync(access) ? readFileSync(access, 'utf8').split('\n').filter(Boolean) : []),
     stop: () => new Promise<void>((resolve) => {
       if (child.exitCode !== null) return resolve();
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -137,7 +157,6 @@ export async function startNginxTls(dir: string, ip: string, pki: TestPki, pages
         clearTimeout(timer);
         resolve();
       });
-      // SIGQUIT: a graceful stop that lets the access log be written out.
       child.kill('SIGQUIT');
     }),
   };
