@@ -29,16 +29,10 @@ import { trawlError } from '../core/errors.ts';
 
 export { brokerAddress, STOMP_DEFAULT_PORT } from '../core/broker-url.ts';
 
-export interface StompProducerOptions {
+/** A producer's connection (`timeoutMs` bounds each batch's receipts too) and the sink it sends for. */
+export interface StompProducerOptions extends StompEndpoint {
   /** The sink's name, for messages. */
   readonly sink: string;
-  readonly host: string;
-  readonly port: number;
-  readonly login?: string | undefined;
-  readonly passcode?: string | undefined;
-  readonly clientId?: string | undefined;
-  /** How long connecting and each batch's receipts may take. */
-  readonly timeoutMs?: number;
 }
 
 function xmlText(s: string): string {

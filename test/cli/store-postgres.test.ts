@@ -8,12 +8,11 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
 import { COMMIT_BACKLOG } from '../../src/frontier/site-scheduler.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
 import { generatedSite, generatedSiteExpected, startFixtureSite } from '../support/fixture-site.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { pgQuery as query, startPostgres, type PostgresServer } from '../support/postgres.ts';
 import { skipUnless, TOOLS } from '../support/system-tools.ts';
 import { ROOT } from '../helpers.ts';
 import { runTrawl, type TrawlRun } from '../support/trawl-cli.ts';
@@ -29,16 +28,6 @@ after(async () => {
 
 /** The CLI, given two minutes: a crawl on a cluster that starts with the test may be slow. */
 const trawl = (args: string[]): Promise<TrawlRun> => runTrawl(args, { timeoutMs: 120_000 });
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;
