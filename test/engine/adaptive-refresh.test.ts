@@ -3,7 +3,7 @@
 // what each minor cycle fetched read from the server's own request log and
 // split at the minor cycles' starts the scheduler log (log.scheduler) gives.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdaptiveRefresh, ageIndex, ageScore, changedProbability, changeRate, expectedAge, inverseDepthScore, inverseLengthScore, landingPageScore } from '../../src/engine/adaptive-refresh.ts';
@@ -12,6 +12,7 @@ import type { CrawlStore, SitemapMeta, UriRecord } from '../../src/store/crawl-s
 import { startFixtureSite, type FixtureSite, type HostSpec, type RequestRecord } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { runTrawl } from '../support/trawl-cli.ts';
+import { readCrawlLog, type LogLine } from '../support/crawl-log.ts';
 
 describe('adaptive scoring rules', () => {
   it('inverse length: 1 at the root, less with each slash, 0 from 10 slashes', () => {
@@ -164,14 +165,7 @@ function configXml(start: string, body: string, delay = '0'): string {
 </DomainSpecification></CrawlerConfig>`;
 }
 
-interface LogLine {
-  readonly time: string;
-  readonly event: string;
-  readonly url?: string;
-  readonly msg: string;
-}
-
-const readLog = (data: string): LogLine[] => readFileSync(join(data, 'logs/crawl.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LogLine);
+const readLog = (data: string): LogLine[] => readCrawlLog(join(data, 'logs/crawl.log'));
 
 interface Minor {
   readonly label: string;

@@ -5,7 +5,7 @@
 // the fixture site's own request log, the scheduler log and the crawl store.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteCrawlStore } from '../../src/store/sqlite/sqlite-crawl-store.ts';
@@ -13,7 +13,8 @@ import { MINOR_CYCLE_KEY } from '../../src/engine/adaptive-refresh.ts';
 import { startFixtureSite, type FixtureSite, type HostSpec } from '../support/fixture-site.ts';
 import { tempDir } from '../support/crawl-harness.ts';
 import { spawnServe } from '../support/daemon.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort, until } from '../support/ports.ts';
+import { readCrawlLog, type LogLine } from '../support/crawl-log.ts';
 import { runTrawl, TRAWL_CLI } from '../support/trawl-cli.ts';
 
 const PAGES = Array.from({ length: 12 }, (_, i) => `/p${i}.html`);
@@ -43,35 +44,6 @@ function configXml(name: string, start: string, ip: string, refreshMin: string, 
 </DomainSpecification></CrawlerConfig>`;
 }
 
-interface LogLine {
-  readonly time: string;
-  readonly event: string;
-  readonly url?: string;
-  readonly msg: string;
-}
-
-function readLog(file: string): LogLine[] {
-  if (!existsSync(file)) return [];
-  const out: LogLine[] = [];
-  for (const l of readFileSync(file, 'utf8').split('\n')) {
-    if (l === '') continue;
-    try {
-      out.push(JSON.parse(l) as LogLine);
-    } catch {
-      // a line being written
-    }
-  }
-  return out;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 90_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('refresh_mode adaptive in trawl serve', () => {
   const ip = '127.0.33.41';
   let site: FixtureSite | undefined;
@@ -93,7 +65,7 @@ describe('refresh_mode adaptive in trawl serve', () => {
     const add = await runTrawl(['admin', '--server', `http://127.0.0.1:${port}`, 'add', xml], { timeoutMs: 30_000 });
     assert.equal(add.code, 0, add.err);
     const logFile = join(data, 'logs', 'collections', 'adapt.log');
-    const scheduler = (): LogLine[] => readLog(logFile).filter((l) => l.event === 'scheduler');
+    const scheduler = (): LogLine[] => readCrawlLog(logFile).filter((l) => l.event === 'scheduler');
     // Cycle 2 is the first with budgets (cycle 1 discovers the site); wait until its last minor cycle is summed up
     // (the summary comes when cycle 3's first minor cycle begins).
     await until('minor cycle 1/3 of cycle 3', () => scheduler().some((l) => /^minor cycle 1\/3 of cycle 3 begins/.test(l.msg)), 120_000);
@@ -140,7 +112,7 @@ describe('refresh_mode adaptive: a trawl crawl killed in a minor cycle resumes i
     const first = await runTrawl(['crawl', '--data', data, '--json', file], { timeoutMs: 90_000 });
     assert.equal(first.code, 0, first.err);
     const logFile = join(data, 'logs', 'crawl.log');
-    const scheduler = (): LogLine[] => readLog(logFile).filter((l) => l.event === 'scheduler');
+    const scheduler = (): LogLine[] => readCrawlLog(logFile).filter((l) => l.event === 'scheduler');
     const pageFetches = (fromMs: number): string[] => site!.requests.filter((r) => r.path !== '/robots.txt' && r.startMs >= fromMs).map((r) => r.path);
 
     // Cycle 2, killed once minor cycle 2/3 has fetched one of its re-crawls.
@@ -154,7 +126,7 @@ describe('refresh_mode adaptive: a trawl crawl killed in a minor cycle resumes i
         const start = scheduler().find((l) => l.msg.startsWith('minor cycle 2/3 of cycle 2 begins'));
         if (start) minor2Ms = Date.parse(start.time);
         return start !== undefined && pageFetches(minor2Ms).length >= 1;
-      });
+      }, 90_000);
     } finally {
       child.kill('SIGKILL');
     }
