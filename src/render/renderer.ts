@@ -130,8 +130,15 @@ interface PageState {
   readonly navigations: string[];
 }
 
-/** Resident bytes of the processes below `root` whose command is Chromium (from /proc). */
-export function browserRssBytes(root = process.pid): number {
+/**
+ * Memory of the processes below `root` whose command is Chromium (from
+ * /proc): each one's proportional set size (smaps_rollup's Pss), so that
+ * the pages Chromium's processes share are counted once between them, not
+ * once per process as a sum of their RSS would (which is close to twice
+ * the real figure, and made total_memory restart a browser that was well
+ * within it). A process whose Pss cannot be read counts its RSS.
+ */
+export function browserMemoryBytes(root = process.pid): number {
   const parent = new Map<number, number>();
   const rss = new Map<number, number>();
   let names: string[];
@@ -159,13 +166,22 @@ export function browserRssBytes(root = process.pid): number {
     let p = parent.get(pid);
     for (let hops = 0; p !== undefined && p > 1 && hops < 16; hops++) {
       if (p === root) {
-        total += bytes;
+        total += pssBytes(pid) ?? bytes;
         break;
       }
       p = parent.get(p);
     }
   }
   return total;
+}
+
+function pssBytes(pid: number): number | undefined {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class Renderer {
@@ -273,7 +289,7 @@ export class Renderer {
     const now = Date.now();
     if (now - this.lastMemoryCheckMs < 2000) return;
     this.lastMemoryCheckMs = now;
-    if (browserRssBytes() > this.s.totalMemoryMb * 1024 * 1024) this.restart(gen);
+    if (browserMemoryBytes() > this.s.totalMemoryMb * 1024 * 1024) this.restart(gen);
   }
 
   /**
